@@ -1,0 +1,7 @@
+"""Entry point for ``python -m scoring``."""
+
+import sys
+
+from scoring.cli import main
+
+sys.exit(main())

@@ -1,0 +1,97 @@
+"""``python -m scoring``: the engine's command line (see the engine CLI contract).
+
+Exit codes: 0 a decision was made (also when no node fits) or the configuration is valid;
+1 the configuration is invalid (``validate``); 2 bad input, with a message on stderr naming the
+file, the object and the field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from scoring.config import load_configuration, validate_configuration
+from scoring.engine import Engine
+from scoring.errors import ConfigurationInvalid, InputError
+from scoring.loading import load_objects, load_single, parse_documents, read_text
+from scoring.objects import parse_pod
+from scoring.report import decision_table, validation_table
+from scoring.snapshot import Snapshot
+from scoring.timeutil import parse_time
+
+
+def _time(text: str) -> datetime:
+    try:
+        return parse_time(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--now: {exc}") from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m scoring", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    evaluate = commands.add_parser("evaluate", help="place one pod and explain the decision")
+    evaluate.add_argument("--cluster", action="append", default=[], metavar="PATH")
+    evaluate.add_argument("--config", metavar="PATH")
+    evaluate.add_argument("--pod", required=True, metavar="PATH")
+    evaluate.add_argument("--now", type=_time, metavar="TIME")
+    evaluate.add_argument("--format", choices=("table", "json"), default="table")
+
+    validate = commands.add_parser("validate", help="default and validate a configuration")
+    validate.add_argument("--config", required=True, metavar="PATH")
+    validate.add_argument("--format", choices=("table", "json"), default="table")
+    return parser
+
+
+def _load_config(path: str | None) -> Engine:
+    if path is None:
+        return Engine()
+    return Engine(load_configuration(read_text(path), source_name=path))
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    engine = _load_config(args.config)
+    snapshot = Snapshot.from_objects(load_objects(args.cluster))
+    pod = parse_pod(load_single(args.pod, "Pod"))
+    decision = engine.evaluate(pod, snapshot, args.now)
+    if args.format == "json":
+        json.dump(decision.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(decision_table(decision))
+    return 0
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    text = read_text(args.config)
+    documents = parse_documents(text, args.config)
+    if len(documents) != 1 or not isinstance(documents[0], dict):
+        raise InputError(f"{args.config}: expected one KubeSchedulerConfiguration document")
+    _, errors = validate_configuration(documents[0])
+    result: dict[str, Any] = {"valid": not errors, "errors": [e.to_dict() for e in errors]}
+    if args.format == "json":
+        json.dump(result, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(validation_table(args.config, errors))
+    return 0 if not errors else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "evaluate":
+            return run_evaluate(args)
+        return run_validate(args)
+    except ConfigurationInvalid as exc:
+        for error in exc.errors:
+            print(f"error: {args.config}: {error}", file=sys.stderr)
+        return 2
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,189 @@
+"""A placement decision and its explanation, serialized to the engine contract's JSON.
+
+The decision keeps the vectorized results (one array per plugin); per-node dictionaries are
+built only when serialized, so evaluating a pod over thousands of nodes stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from scoring.framework import Code, Cycle, FilterResult, Plugin
+from scoring.snapshot import IntArray
+
+
+@dataclass(frozen=True)
+class FilterOutcome:
+    plugin: str
+    result: FilterResult
+
+
+@dataclass(frozen=True)
+class ScoreOutcome:
+    """One score plugin over the feasible nodes (arrays aligned with ``Decision.feasible``)."""
+
+    plugin: str
+    raw: IntArray
+    normalized: IntArray
+    weight: int
+
+    @property
+    def weighted(self) -> IntArray:
+        result: IntArray = self.normalized * self.weight
+        return result
+
+
+@dataclass(frozen=True)
+class SkippedPlugin:
+    plugin: str
+    reason: str
+
+
+@dataclass
+class Decision:
+    cycle: Cycle
+    profile: str
+    filters: list[FilterOutcome]
+    feasible: IntArray
+    scores: list[ScoreOutcome]
+    error: str | None = None
+    skipped: list[SkippedPlugin] = field(default_factory=list)
+    plugins: Mapping[str, Plugin] = field(default_factory=dict)
+
+    @cached_property
+    def totals(self) -> IntArray:
+        total = np.zeros(len(self.feasible), dtype=np.int64)
+        for outcome in self.scores:
+            total += outcome.weighted
+        return total
+
+    @cached_property
+    def ranking(self) -> list[int]:
+        """Feasible node indices, best first: highest total, then name."""
+        names = self.cycle.snapshot.node_names
+        order = sorted(
+            range(len(self.feasible)),
+            key=lambda k: (-int(self.totals[k]), names[int(self.feasible[k])]),
+        )
+        return [int(self.feasible[k]) for k in order]
+
+    @property
+    def selected_index(self) -> int | None:
+        if self.error is not None or not self.ranking:
+            return None
+        return self.ranking[0]
+
+    @property
+    def selected_node(self) -> str | None:
+        index = self.selected_index
+        return None if index is None else self.cycle.snapshot.node_names[index]
+
+    def reason_counts(self) -> Counter[str]:
+        """Failure reasons as kube-scheduler counts them: each node's first failing filter."""
+        counts: Counter[str] = Counter()
+        first_failure = np.full(len(self.cycle.snapshot), -1, dtype=np.int64)
+        for k, outcome in enumerate(self.filters):
+            fresh = ~outcome.result.passed & (first_failure < 0)
+            first_failure[fresh] = k
+        for k, outcome in enumerate(self.filters):
+            ids = outcome.result.status_ids[first_failure == k]
+            for status_id, count in zip(*np.unique(ids, return_counts=True), strict=True):
+                for reason in outcome.result.statuses[int(status_id)].reasons:
+                    counts[reason] += int(count)
+        return counts
+
+    def summary(self) -> str | None:
+        """``FitError.Error()``: "0/N nodes are available: 3 Insufficient cpu, …." or None."""
+        if self.selected_index is not None:
+            return None
+        if self.error is not None:
+            return self.error
+        counts = self.reason_counts()
+        histogram = sorted(f"{count} {reason}" for reason, count in counts.items())
+        total = len(self.cycle.snapshot)
+        return f"0/{total} nodes are available: {', '.join(histogram)}."
+
+    # -- serialization -------------------------------------------------------------------------
+
+    def node_entry(self, node: int, *, explain: bool = True) -> dict[str, Any]:
+        """The contract's per-node object (plus ``details`` from the plugins when asked)."""
+        filters = []
+        for outcome in self.filters:
+            status = outcome.result.status(node)
+            entry: dict[str, Any] = {
+                "plugin": outcome.plugin,
+                "code": status.code.label,
+                "reason": status.message,
+            }
+            if len(status.reasons) > 1:
+                entry["reasons"] = list(status.reasons)
+            filters.append(entry)
+        feasible = all(f["code"] == Code.SUCCESS.label for f in filters)
+        scores: list[dict[str, Any]] = []
+        total: int | None = None
+        position = np.flatnonzero(self.feasible == node)
+        if feasible and len(position):
+            k = int(position[0])
+            for outcome in self.scores:
+                scores.append(
+                    {
+                        "plugin": outcome.plugin,
+                        "raw": int(outcome.raw[k]),
+                        "normalized": int(outcome.normalized[k]),
+                        "weight": outcome.weight,
+                        "weighted": int(outcome.weighted[k]),
+                    }
+                )
+            total = int(self.totals[k])
+        entry = {
+            "name": self.cycle.snapshot.node_names[node],
+            "feasible": feasible,
+            "filters": filters,
+            "scores": scores,
+            "totalScore": total,
+        }
+        if explain:
+            details = self.details(node)
+            if details:
+                entry["details"] = details
+        return entry
+
+    def details(self, node: int) -> dict[str, Any]:
+        out = {}
+        for name, plugin in self.plugins.items():
+            detail = plugin.explain(self.cycle, node)
+            if detail:
+                out[name] = dict(detail)
+        return out
+
+    def node_order(self) -> list[int]:
+        """Ranked feasible nodes, then infeasible nodes by name."""
+        ranked = self.ranking
+        seen = set(ranked)
+        names = self.cycle.snapshot.node_names
+        rest = sorted((i for i in range(len(names)) if i not in seen), key=names.__getitem__)
+        return ranked + rest
+
+    def to_dict(self, *, explain: bool = True) -> dict[str, Any]:
+        """The JSON object of ``python -m scoring evaluate --format json``."""
+        result: dict[str, Any] = {
+            "pod": self.cycle.pod.key,
+            "profile": self.profile,
+            "selectedNode": self.selected_node,
+            "feasibleNodes": len(self.feasible),
+            "totalNodes": len(self.cycle.snapshot),
+            "nodes": [self.node_entry(i, explain=explain) for i in self.node_order()],
+            "skippedPlugins": [{"plugin": s.plugin, "reason": s.reason} for s in self.skipped],
+        }
+        summary = self.summary()
+        if summary is not None:
+            result["message"] = summary
+        if self.error is not None:
+            result["error"] = self.error
+        return result

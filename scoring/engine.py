@@ -1,0 +1,173 @@
+"""Run a profile's plugins over a snapshot and produce an explained :class:`Decision`.
+
+Semantics (see the engine CLI contract): every filter runs on every node and every result is
+kept (kube-scheduler stops at a node's first failure); scores run on feasible nodes only;
+NormalizeScore, then ``weighted = normalized * weight``; the highest total wins and ties go to
+the name that sorts first. Every node is evaluated (no ``percentageOfNodesToScore`` sampling).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from scoring import plugins
+from scoring.config import PluginRef, Profile, SchedulerConfiguration, default_configuration
+from scoring.decision import Decision, FilterOutcome, ScoreOutcome, SkippedPlugin
+from scoring.errors import InputError
+from scoring.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, Code, Cycle, FilterResult, Plugin
+from scoring.objects import Pod
+from scoring.snapshot import IntArray, Snapshot
+from scoring.timeutil import now as clock_now
+
+# Extension points whose plugins the engine runs; others only matter for config validation.
+_EVALUATED_POINTS = ("preFilter", "filter", "preScore", "score", "reserve")
+
+
+@dataclass(frozen=True)
+class _Scored:
+    plugin: Plugin
+    weight: int
+
+
+class Framework:
+    """One profile's instantiated plugins (kube-scheduler's ``frameworkImpl``)."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.instances: dict[str, Plugin] = {}
+        self.skipped: dict[str, str] = {}
+        for point in _EVALUATED_POINTS:
+            for ref in profile.plugins.get(point, ()):
+                self._instantiate(ref)
+        self.pre_filters = self._at("preFilter")
+        self.filters = self._at("filter")
+        self.pre_scores = self._at("preScore")
+        self.scores = [
+            _Scored(self.instances[r.name], r.weight)
+            for r in profile.plugins.get("score", ())
+            if r.name in self.instances
+        ]
+        self.reservers = self._at("reserve")
+
+    @property
+    def name(self) -> str:
+        return self.profile.scheduler_name
+
+    def _instantiate(self, ref: PluginRef) -> None:
+        if ref.name in self.instances or ref.name in self.skipped:
+            return
+        cls = plugins.plugin_class(ref.name)
+        if cls is None:
+            self.skipped[ref.name] = plugins.skip_reason(ref.name)
+            return
+        self.instances[ref.name] = cls(self.profile.plugin_args.get(ref.name, {}))
+
+    def _at(self, point: str) -> list[Plugin]:
+        return [
+            self.instances[r.name]
+            for r in self.profile.plugins.get(point, ())
+            if r.name in self.instances and point in self.instances[r.name].points
+        ]
+
+    def evaluate(self, pod: Pod, snapshot: Snapshot, now: datetime | None = None) -> Decision:
+        """Filter and score ``pod`` on every node of ``snapshot``."""
+        cycle = Cycle(pod, snapshot, now or clock_now())
+        filters = self._run_filters(cycle)
+        passed = np.ones(len(snapshot), dtype=bool)
+        for outcome in filters:
+            passed &= outcome.result.passed
+        feasible: IntArray = np.flatnonzero(passed).astype(np.int64)
+        scores, error = self._run_scores(cycle, feasible)
+        return Decision(
+            cycle=cycle,
+            profile=self.name,
+            filters=filters,
+            feasible=feasible,
+            scores=scores,
+            error=error,
+            skipped=[SkippedPlugin(n, r) for n, r in self.skipped.items()],
+            plugins=self.instances,
+        )
+
+    def _run_filters(self, cycle: Cycle) -> list[FilterOutcome]:
+        n = len(cycle.snapshot)
+        rejected: dict[str, FilterResult] = {}
+        skip_filter: set[str] = set()
+        for plugin in self.pre_filters:
+            status = plugin.pre_filter(cycle)
+            if status.code == Code.SKIP:
+                skip_filter.add(plugin.name)
+            elif not status.ok:
+                # A PreFilter rejection fails the pod on every node with that status.
+                rejected[plugin.name] = FilterResult.uniform(n, status)
+        outcomes = []
+        for plugin in self.filters:
+            if plugin.name in rejected:
+                result = rejected.pop(plugin.name)
+            elif plugin.name in skip_filter:
+                result = FilterResult.success(n)
+            else:
+                result = plugin.filter(cycle)
+            outcomes.append(FilterOutcome(plugin.name, result))
+        # PreFilter-only plugins that rejected the pod still need reporting.
+        outcomes.extend(FilterOutcome(name, result) for name, result in rejected.items())
+        return outcomes
+
+    def _run_scores(
+        self, cycle: Cycle, feasible: IntArray
+    ) -> tuple[list[ScoreOutcome], str | None]:
+        if len(feasible) == 0:
+            return [], None
+        skipped = {
+            p.name for p in self.pre_scores if p.pre_score(cycle, feasible).code == Code.SKIP
+        }
+        outcomes = []
+        for scored in self.scores:
+            plugin = scored.plugin
+            if plugin.name in skipped:
+                continue
+            raw = plugin.score(cycle, feasible)
+            normalized = plugin.normalize(cycle, raw.copy()) if plugin.normalizes else raw
+            bad = (normalized < MIN_NODE_SCORE) | (normalized > MAX_NODE_SCORE)
+            if bad.any():
+                value = int(normalized[np.flatnonzero(bad)[0]])
+                return outcomes, (
+                    f"plugin {plugin.name!r} returns an invalid score {value}, "
+                    "it should in the range of [0, 100] after normalizing"
+                )
+            outcomes.append(ScoreOutcome(plugin.name, raw, normalized, scored.weight))
+        return outcomes, None
+
+    def reserve(self, decision: Decision) -> None:
+        """Reserve the decision's selected node: account the pod, then plugin Reserve hooks."""
+        node = decision.selected_index
+        if node is None:
+            raise ValueError("cannot reserve: the decision selected no node")
+        decision.cycle.snapshot.assume_pod(decision.cycle.pod, node)
+        for plugin in self.reservers:
+            plugin.reserve(decision.cycle, node)
+
+
+class Engine:
+    """A scheduler configuration ready to evaluate pods: one :class:`Framework` per profile."""
+
+    def __init__(self, config: SchedulerConfiguration | None = None) -> None:
+        self.config = config or default_configuration()
+        self.frameworks = {p.scheduler_name: Framework(p) for p in self.config.profiles}
+
+    def framework_for(self, pod: Pod) -> Framework:
+        """The profile named by ``spec.schedulerName``; a clear error when none matches."""
+        framework = self.frameworks.get(pod.scheduler_name)
+        if framework is None:
+            known = ", ".join(sorted(self.frameworks))
+            raise InputError(
+                f"Pod {pod.key}: spec.schedulerName: no profile named {pod.scheduler_name!r} "
+                f"in the configuration (profiles: {known})"
+            )
+        return framework
+
+    def evaluate(self, pod: Pod, snapshot: Snapshot, now: datetime | None = None) -> Decision:
+        return self.framework_for(pod).evaluate(pod, snapshot, now)

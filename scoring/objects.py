@@ -1,0 +1,323 @@
+"""Typed views of the Kubernetes objects the engine reads (v1 Node and Pod).
+
+Objects arrive as the JSON that ``kubectl get -o json`` prints. Parsing validates what the engine
+relies on and raises :class:`ObjectError` naming the object and the field, so a bad manifest is a
+clear input error rather than a crash deep inside a plugin. Quantities are kept exact
+(``Fraction``) until a plugin asks for the integer the scheduler uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from fractions import Fraction
+from functools import cached_property
+from typing import Any
+
+from scoring import podresources
+from scoring.errors import InputError
+from scoring.quantity import QuantityError, parse_quantity
+from scoring.timeutil import parse_time
+
+ResourceList = dict[str, Fraction]
+
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+class ObjectError(InputError):
+    """A Kubernetes object the engine cannot read; the message names object and field."""
+
+
+def _describe(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    name = meta.get("name", "<unnamed>")
+    ns = meta.get("namespace")
+    return f"{obj.get('kind', 'object')} {ns + '/' if ns else ''}{name}"
+
+
+def _mapping(obj: Mapping[str, Any], value: Any, path: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ObjectError(f"{_describe(obj)}: {path}: expected an object, got {value!r}")
+    return value
+
+
+def _list(obj: Mapping[str, Any], value: Any, path: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ObjectError(f"{_describe(obj)}: {path}: expected a list, got {value!r}")
+    return value
+
+
+def parse_resource_list(obj: Mapping[str, Any], value: Any, path: str) -> ResourceList:
+    """Parse a ``ResourceList`` (name → quantity), naming the field on a bad quantity."""
+    out: ResourceList = {}
+    for name, raw in _mapping(obj, value, path).items():
+        try:
+            out[str(name)] = parse_quantity(raw)
+        except QuantityError as exc:
+            raise ObjectError(f"{_describe(obj)}: {path}.{name}: {exc}") from None
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str
+    operator: str
+    value: str
+    effect: str
+
+    def tolerates(self, taint: Taint) -> bool:
+        """``Toleration.ToleratesTaint`` (k8s.io/api/core/v1/toleration.go)."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerPort:
+    host_port: int
+    protocol: str
+    host_ip: str
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    name: str
+    requests: ResourceList
+    limits: ResourceList
+    ports: tuple[ContainerPort, ...]
+    restartable: bool  # an init container with restartPolicy: Always (a sidecar)
+
+
+def _parse_container(obj: Mapping[str, Any], raw: Any, path: str) -> Container:
+    spec = _mapping(obj, raw, path)
+    resources = _mapping(obj, spec.get("resources"), f"{path}.resources")
+    requests = parse_resource_list(obj, resources.get("requests"), f"{path}.resources.requests")
+    limits = parse_resource_list(obj, resources.get("limits"), f"{path}.resources.limits")
+    # API-server defaulting (pkg/apis/core/v1/defaults.go SetDefaults_Container... via
+    # defaultRequests): a limit without a request defaults the request to the limit.
+    for name, amount in limits.items():
+        requests.setdefault(name, amount)
+    ports = []
+    for j, port in enumerate(_list(obj, spec.get("ports"), f"{path}.ports")):
+        port = _mapping(obj, port, f"{path}.ports[{j}]")
+        host_port = port.get("hostPort") or 0
+        if not isinstance(host_port, int) or not 0 <= host_port <= 65535:
+            where = f"{_describe(obj)}: {path}.ports[{j}].hostPort"
+            raise ObjectError(f"{where}: invalid {host_port!r}")
+        if host_port:
+            protocol = str(port.get("protocol") or "TCP")
+            ports.append(ContainerPort(host_port, protocol, str(port.get("hostIP") or "")))
+    return Container(
+        name=str(spec.get("name", "")),
+        requests=requests,
+        limits=limits,
+        ports=tuple(ports),
+        restartable=spec.get("restartPolicy") == "Always",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    status: str
+    last_transition: datetime | None
+
+
+@dataclass(eq=False)
+class Pod:
+    """A v1 Pod reduced to the fields scheduling depends on (plus the raw object)."""
+
+    namespace: str
+    name: str
+    uid: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    node_name: str
+    scheduler_name: str
+    priority: int | None
+    phase: str
+    node_selector: Mapping[str, str]
+    affinity: Mapping[str, Any]
+    tolerations: tuple[Toleration, ...]
+    containers: tuple[Container, ...]
+    init_containers: tuple[Container, ...]
+    overhead: ResourceList
+    owner_references: tuple[Mapping[str, Any], ...]
+    conditions: Mapping[str, Condition]
+    status_qos_class: str
+    raw: Mapping[str, Any] = field(repr=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.phase in TERMINAL_PHASES
+
+    @cached_property
+    def requests(self) -> dict[str, int]:
+        """Scheduler-integer requests (``PodRequests``): cpu in millicores, others ``Value()``."""
+        return podresources.to_amounts(podresources.pod_requests(self))
+
+    @cached_property
+    def non_zero_requests(self) -> tuple[int, int]:
+        """(cpu millicores, memory bytes) with 100m / 200Mi for containers missing the key."""
+        return podresources.non_zero_cpu_memory(self)
+
+    @cached_property
+    def limits(self) -> dict[str, int]:
+        """Scheduler-integer limits (``PodLimits``)."""
+        return podresources.to_amounts(podresources.pod_limits(self))
+
+    @cached_property
+    def qos_class(self) -> str:
+        """``status.qosClass`` when set, else computed by the Kubernetes QoS rules."""
+        return self.status_qos_class or podresources.compute_qos(self)
+
+    @cached_property
+    def host_ports(self) -> tuple[ContainerPort, ...]:
+        return tuple(p for c in (*self.init_containers, *self.containers) for p in c.ports)
+
+    @property
+    def controller(self) -> Mapping[str, Any] | None:
+        """The ownerReference with ``controller: true``, if any."""
+        return next((o for o in self.owner_references if o.get("controller")), None)
+
+
+def _parse_tolerations(obj: Mapping[str, Any], raw: Any) -> tuple[Toleration, ...]:
+    out = []
+    for i, item in enumerate(_list(obj, raw, "spec.tolerations")):
+        t = _mapping(obj, item, f"spec.tolerations[{i}]")
+        out.append(
+            Toleration(
+                key=str(t.get("key") or ""),
+                operator=str(t.get("operator") or ""),
+                value=str(t.get("value") or ""),
+                effect=str(t.get("effect") or ""),
+            )
+        )
+    return tuple(out)
+
+
+def _parse_conditions(obj: Mapping[str, Any], raw: Any) -> dict[str, Condition]:
+    out = {}
+    for i, item in enumerate(_list(obj, raw, "status.conditions")):
+        c = _mapping(obj, item, f"status.conditions[{i}]")
+        stamp = c.get("lastTransitionTime")
+        try:
+            when = parse_time(stamp) if stamp else None
+        except ValueError as exc:
+            raise ObjectError(f"{_describe(obj)}: status.conditions[{i}]: {exc}") from None
+        out[str(c.get("type", ""))] = Condition(str(c.get("status", "")), when)
+    return out
+
+
+def parse_pod(obj: Mapping[str, Any]) -> Pod:
+    """Read a v1 Pod; raises :class:`ObjectError` naming the field on bad input."""
+    meta = _mapping(obj, obj.get("metadata"), "metadata")
+    spec = _mapping(obj, obj.get("spec"), "spec")
+    status = _mapping(obj, obj.get("status"), "status")
+    if not meta.get("name"):
+        raise ObjectError(f"{_describe(obj)}: metadata.name: required")
+    priority = spec.get("priority")
+    if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
+        raise ObjectError(f"{_describe(obj)}: spec.priority: expected an integer, got {priority!r}")
+    return Pod(
+        namespace=str(meta.get("namespace") or "default"),
+        name=str(meta["name"]),
+        uid=str(meta.get("uid") or ""),
+        labels={str(k): str(v) for k, v in _mapping(obj, meta.get("labels"), "labels").items()},
+        annotations={
+            str(k): str(v)
+            for k, v in _mapping(obj, meta.get("annotations"), "metadata.annotations").items()
+        },
+        node_name=str(spec.get("nodeName") or ""),
+        scheduler_name=str(spec.get("schedulerName") or DEFAULT_SCHEDULER),
+        priority=priority,
+        phase=str(status.get("phase") or ""),
+        node_selector={
+            str(k): str(v)
+            for k, v in _mapping(obj, spec.get("nodeSelector"), "spec.nodeSelector").items()
+        },
+        affinity=_mapping(obj, spec.get("affinity"), "spec.affinity"),
+        tolerations=_parse_tolerations(obj, spec.get("tolerations")),
+        containers=tuple(
+            _parse_container(obj, c, f"spec.containers[{i}]")
+            for i, c in enumerate(_list(obj, spec.get("containers"), "spec.containers"))
+        ),
+        init_containers=tuple(
+            _parse_container(obj, c, f"spec.initContainers[{i}]")
+            for i, c in enumerate(_list(obj, spec.get("initContainers"), "spec.initContainers"))
+        ),
+        overhead=parse_resource_list(obj, spec.get("overhead"), "spec.overhead"),
+        owner_references=tuple(
+            _mapping(obj, o, f"metadata.ownerReferences[{i}]")
+            for i, o in enumerate(_list(obj, meta.get("ownerReferences"), "ownerReferences"))
+        ),
+        conditions=_parse_conditions(obj, status.get("conditions")),
+        status_qos_class=str(status.get("qosClass") or ""),
+        raw=obj,
+    )
+
+
+@dataclass(eq=False)
+class Node:
+    """A v1 Node reduced to what scheduling reads (plus the raw object)."""
+
+    name: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    unschedulable: bool
+    taints: tuple[Taint, ...]
+    allocatable: ResourceList
+    raw: Mapping[str, Any] = field(repr=False)
+
+    @cached_property
+    def amounts(self) -> dict[str, int]:
+        """Allocatable as scheduler integers (cpu millicores, others ``Value()``)."""
+        return podresources.to_amounts(self.allocatable)
+
+
+def parse_node(obj: Mapping[str, Any]) -> Node:
+    """Read a v1 Node; raises :class:`ObjectError` naming the field on bad input."""
+    meta = _mapping(obj, obj.get("metadata"), "metadata")
+    spec = _mapping(obj, obj.get("spec"), "spec")
+    status = _mapping(obj, obj.get("status"), "status")
+    if not meta.get("name"):
+        raise ObjectError(f"{_describe(obj)}: metadata.name: required")
+    taints = []
+    for i, item in enumerate(_list(obj, spec.get("taints"), "spec.taints")):
+        t = _mapping(obj, item, f"spec.taints[{i}]")
+        if not t.get("key") or not t.get("effect"):
+            raise ObjectError(f"{_describe(obj)}: spec.taints[{i}]: key and effect are required")
+        taints.append(Taint(str(t["key"]), str(t.get("value") or ""), str(t["effect"])))
+    # The scheduler reads status.allocatable only (NodeInfo.SetNode); capacity is ignored.
+    return Node(
+        name=str(meta["name"]),
+        labels={str(k): str(v) for k, v in _mapping(obj, meta.get("labels"), "labels").items()},
+        annotations={
+            str(k): str(v)
+            for k, v in _mapping(obj, meta.get("annotations"), "metadata.annotations").items()
+        },
+        unschedulable=bool(spec.get("unschedulable")),
+        taints=tuple(taints),
+        allocatable=parse_resource_list(obj, status.get("allocatable"), "status.allocatable"),
+        raw=obj,
+    )

@@ -1,0 +1,54 @@
+"""The plugins the engine models, by their kube-scheduler configuration name.
+
+Entries are import strings so a plugin module is loaded only when a profile enables it.
+``UNMODELLED`` lists upstream plugins the engine knows but does not evaluate; a profile that
+enables one gets it in ``skippedPlugins`` with this reason, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from scoring.framework import Plugin
+
+REGISTRY: dict[str, str] = {
+    "NodeUnschedulable": "scoring.plugins.nodeunschedulable:NodeUnschedulable",
+    "NodeName": "scoring.plugins.nodename:NodeName",
+    "TaintToleration": "scoring.plugins.tainttoleration:TaintToleration",
+    "NodeAffinity": "scoring.plugins.nodeaffinity:NodeAffinity",
+    "NodePorts": "scoring.plugins.nodeports:NodePorts",
+    "NodeResourcesFit": "scoring.plugins.noderesources:NodeResourcesFit",
+    "NodeResourcesBalancedAllocation": "scoring.plugins.noderesources:BalancedAllocation",
+    "LoadAwareScheduling": "scoring.plugins.loadaware:LoadAwareScheduling",
+    "NodeResourceTopologyMatch": "scoring.plugins.nrt:NodeResourceTopologyMatch",
+    "LimitAware": "scoring.plugins.limitaware:LimitAware",
+}
+
+UNMODELLED: dict[str, str] = {
+    "SchedulingGates": "pre-enqueue gating does not affect node choice",
+    "PrioritySort": "queue ordering does not affect node choice",
+    "VolumeRestrictions": "volumes are not modelled",
+    "NodeVolumeLimits": "volumes are not modelled",
+    "VolumeBinding": "volumes are not modelled",
+    "VolumeZone": "volumes are not modelled",
+    "PodTopologySpread": "topology spread constraints are not modelled yet",
+    "InterPodAffinity": "inter-pod affinity is not modelled yet",
+    "DefaultPreemption": "preemption is not modelled",
+    "ImageLocality": "container images on nodes are not modelled",
+    "DefaultBinder": "binding does not affect node choice",
+    "DynamicResources": "dynamic resource allocation is not modelled",
+}
+
+
+def plugin_class(name: str) -> type[Plugin] | None:
+    """The engine's class for a plugin name, or None when the engine does not model it."""
+    target = REGISTRY.get(name)
+    if target is None:
+        return None
+    module_name, _, attribute = target.partition(":")
+    cls: type[Plugin] = getattr(importlib.import_module(module_name), attribute)
+    return cls
+
+
+def skip_reason(name: str) -> str:
+    return UNMODELLED.get(name, "plugin is not modelled by the engine")

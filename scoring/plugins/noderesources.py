@@ -1,0 +1,317 @@
+"""NodeResourcesFit and NodeResourcesBalancedAllocation (in-tree, Kubernetes 1.35 semantics).
+
+Upstream: pkg/scheduler/framework/plugins/noderesources/{fit.go, resource_allocation.go,
+least_allocated.go, most_allocated.go, requested_to_capacity_ratio.go, balanced_allocation.go}
+and plugins/helper/shape_score.go. Arithmetic is int64 with Go's truncating division.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from scoring.framework import (
+    MAX_NODE_SCORE,
+    SKIP,
+    SUCCESS,
+    Cycle,
+    FilterResult,
+    Plugin,
+    Status,
+    go_div,
+    unresolvable,
+    unschedulable,
+)
+from scoring.objects import Pod
+from scoring.snapshot import BoolArray, IntArray, Snapshot
+
+DEFAULT_RESOURCES: tuple[Mapping[str, Any], ...] = (
+    {"name": "cpu", "weight": 1},
+    {"name": "memory", "weight": 1},
+)
+_NATIVE_CHECKED = ("cpu", "memory", "ephemeral-storage")
+MAX_UTILIZATION = 100
+MAX_CUSTOM_PRIORITY_SCORE = 10
+
+
+def is_scalar_resource(name: str) -> bool:
+    """``schedutil.IsScalarResourceName``: extended, hugepages, prefixed-native, attachable."""
+    return "/" in name or name.startswith(("hugepages-", "attachable-volumes-"))
+
+
+def is_extended_resource(name: str) -> bool:
+    """``v1helper.IsExtendedResourceName``: domain-prefixed, outside kubernetes.io."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+# -- requests as the scorers see them -----------------------------------------------------------
+
+
+def pod_score_request(pod: Pod, name: str, *, use_requested: bool) -> int:
+    """``calculatePodResourceRequest``: non-zero cpu/memory unless ``use_requested``."""
+    if not use_requested and name == "cpu":
+        return pod.non_zero_requests[0]
+    if not use_requested and name == "memory":
+        return pod.non_zero_requests[1]
+    return pod.requests.get(name, 0)
+
+
+def allocatable_and_requested(
+    snapshot: Snapshot, pod: Pod, name: str, nodes: IntArray, *, use_requested: bool
+) -> tuple[IntArray, IntArray]:
+    """``calculateResourceAllocatableRequest`` for ``nodes``: (allocatable, requested + pod).
+
+    A scalar resource the pod does not request, or an unknown non-scalar name, yields zeros so
+    the scorer skips it ("bypass").
+    """
+    request = pod_score_request(pod, name, use_requested=use_requested)
+    zeros = np.zeros(len(nodes), dtype=np.int64)
+    known = name in _NATIVE_CHECKED or is_scalar_resource(name)
+    if not known or (request == 0 and is_scalar_resource(name)):
+        return zeros, zeros
+    column = snapshot.resource_index.get(name)
+    if column is None:
+        return zeros, zeros
+    allocatable = snapshot.allocatable[nodes, column]
+    if not use_requested and name in ("cpu", "memory"):
+        used = snapshot.non_zero_requested[nodes, 0 if name == "cpu" else 1]
+    else:
+        used = snapshot.requested[nodes, column]
+    return allocatable, used + request
+
+
+def resource_matrix(
+    cycle: Cycle, resources: Sequence[Mapping[str, Any]], nodes: IntArray, *, use_requested: bool
+) -> tuple[IntArray, IntArray]:
+    """(allocatable, requested) as nodes × configured-resources matrices."""
+    pairs = [
+        allocatable_and_requested(
+            cycle.snapshot, cycle.pod, str(r["name"]), nodes, use_requested=use_requested
+        )
+        for r in resources
+    ]
+    if not pairs:
+        empty = np.zeros((len(nodes), 0), dtype=np.int64)
+        return empty, empty
+    return np.stack([a for a, _ in pairs], axis=1), np.stack([q for _, q in pairs], axis=1)
+
+
+# -- scoring strategies --------------------------------------------------------------------------
+
+
+def _weighted_average(per_resource: IntArray, include: BoolArray, weights: IntArray) -> IntArray:
+    node_score = (per_resource * weights * include).sum(axis=1)
+    weight_sum = (weights * include).sum(axis=1)
+    safe = np.where(weight_sum == 0, 1, weight_sum)
+    return np.where(weight_sum == 0, 0, go_div(node_score, safe))
+
+
+def least_allocated(requested: IntArray, allocatable: IntArray, weights: IntArray) -> IntArray:
+    """``leastResourceScorer``: (cap - req) * 100 / cap, 0 when the request exceeds capacity."""
+    safe = np.where(allocatable == 0, 1, allocatable)
+    score = np.where(requested > allocatable, 0, (allocatable - requested) * MAX_NODE_SCORE // safe)
+    return _weighted_average(score, allocatable != 0, weights)
+
+
+def most_allocated(requested: IntArray, allocatable: IntArray, weights: IntArray) -> IntArray:
+    """``mostResourceScorer``: the request is clamped to capacity, then req * 100 / cap."""
+    safe = np.where(allocatable == 0, 1, allocatable)
+    score = np.minimum(requested, allocatable) * MAX_NODE_SCORE // safe
+    return _weighted_average(score, allocatable != 0, weights)
+
+
+def broken_linear(shape: Sequence[tuple[int, int]], utilization: IntArray) -> IntArray:
+    """``helper.BuildBrokenLinearFunction`` applied element-wise."""
+    result = np.full_like(utilization, shape[-1][1])
+    done = np.zeros(utilization.shape, dtype=bool)
+    for i, (point, score) in enumerate(shape):
+        here = ~done & (utilization <= point)
+        if i == 0:
+            value = np.full_like(utilization, score)
+        else:
+            prev_point, prev_score = shape[i - 1]
+            value = prev_score + go_div(
+                (score - prev_score) * (utilization - prev_point), point - prev_point
+            )
+        result = np.where(here, value, result)
+        done |= here
+    return result
+
+
+def requested_to_capacity_ratio(
+    requested: IntArray,
+    allocatable: IntArray,
+    weights: IntArray,
+    shape: Sequence[Mapping[str, Any]],
+) -> IntArray:
+    """``buildRequestedToCapacityRatioScorerFunction``: only resources scoring > 0 count."""
+    points = [
+        (int(p["utilization"]), int(p["score"]) * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE))
+        for p in shape
+    ]
+    safe = np.where(allocatable == 0, 1, allocatable)
+    over = (allocatable == 0) | (requested > allocatable)
+    utilization = np.where(over, MAX_UTILIZATION, requested * MAX_UTILIZATION // safe)
+    score = broken_linear(points, utilization)
+    include = (allocatable != 0) & (score > 0)
+    node_score = (score * weights * include).sum(axis=1)
+    weight_sum = (weights * include).sum(axis=1)
+    ratio = node_score / np.where(weight_sum == 0, 1, weight_sum)
+    rounded = np.sign(ratio) * np.floor(np.abs(ratio) + 0.5)  # math.Round: half away from zero
+    return np.where(weight_sum == 0, 0, rounded).astype(np.int64)
+
+
+def balanced_score(requested: IntArray, allocatable: IntArray) -> IntArray:
+    """``balancedResourceScorer`` (1.35): 100 * (1 - std of min(req/alloc, 1))."""
+    n_nodes, n_resources = requested.shape
+    fractions = []
+    present = allocatable != 0
+    safe = np.where(present, allocatable, 1)
+    for k in range(n_resources):
+        fractions.append(np.minimum(requested[:, k] / safe[:, k], 1.0))
+    count = present.sum(axis=1)
+    total = np.zeros(n_nodes)
+    for k in range(n_resources):  # sequential, as Go sums
+        total = total + np.where(present[:, k], fractions[k], 0.0)
+    mean = total / np.where(count == 0, 1, count)
+    squares = np.zeros(n_nodes)
+    for k in range(n_resources):
+        squares = squares + np.where(present[:, k], (fractions[k] - mean) ** 2, 0.0)
+    std_many = np.sqrt(squares / np.where(count == 0, 1, count))
+    std_two = _two_resource_std(fractions, present)
+    std = np.where(count == 2, std_two, np.where(count > 2, std_many, 0.0))
+    return np.trunc((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+
+
+def _two_resource_std(fractions: list[Any], present: BoolArray) -> Any:
+    """|f1 - f2| / 2 over the first two present resources of each node."""
+    n_nodes = present.shape[0]
+    first = np.full(n_nodes, np.nan)
+    second = np.full(n_nodes, np.nan)
+    for k, fraction in enumerate(fractions):
+        take_first = present[:, k] & np.isnan(first)
+        take_second = present[:, k] & ~take_first & np.isnan(second)
+        first = np.where(take_first, fraction, first)
+        second = np.where(take_second, fraction, second)
+    return np.abs((first - second) / 2)
+
+
+# -- the plugins -----------------------------------------------------------------------------------
+
+
+def _scoring_strategy(args: Mapping[str, Any]) -> Mapping[str, Any]:
+    strategy: Mapping[str, Any] = args.get("scoringStrategy") or {}
+    return strategy
+
+
+class NodeResourcesFit(Plugin):
+    """Filter on free allocatable; score by LeastAllocated / MostAllocated / RTCR."""
+
+    name = "NodeResourcesFit"
+    points = frozenset({"preFilter", "filter", "preScore", "score"})
+
+    def __init__(self, args: Mapping[str, Any]) -> None:
+        super().__init__(args)
+        strategy = _scoring_strategy(args)
+        self.strategy = str(strategy.get("type") or "LeastAllocated")
+        self.resources = tuple(strategy.get("resources") or DEFAULT_RESOURCES)
+        self.weights = np.array([int(r.get("weight") or 1) for r in self.resources], np.int64)
+        self.shape = tuple((strategy.get("requestedToCapacityRatio") or {}).get("shape") or ())
+        self.ignored = frozenset(args.get("ignoredResources") or ())
+        self.ignored_groups = frozenset(args.get("ignoredResourceGroups") or ())
+
+    def _ignored(self, name: str) -> bool:
+        if not is_extended_resource(name):
+            return False
+        return name in self.ignored or name.split("/")[0] in self.ignored_groups
+
+    def _checked_resources(self, cycle: Cycle) -> list[str]:
+        requests = cycle.pod.requests
+        scalars = sorted(
+            n
+            for n, q in requests.items()
+            if q > 0 and is_scalar_resource(n) and not self._ignored(n)
+        )
+        return [n for n in _NATIVE_CHECKED if requests.get(n, 0) > 0] + scalars
+
+    def filter(self, cycle: Cycle) -> FilterResult:
+        """``fitsRequest``: every insufficient resource is reported, in upstream order."""
+        snap = cycle.snapshot
+        pods_column = snap.resource_index["pods"]
+        checks: list[tuple[str, BoolArray, BoolArray]] = []
+        too_many = snap.requested[:, pods_column] + 1 > snap.allocatable[:, pods_column]
+        checks.append(("Too many pods", too_many, np.zeros(len(snap), dtype=bool)))
+        for name in self._checked_resources(cycle):
+            column = snap.resource_index[name]
+            want = int(cycle.request[column])
+            free = snap.allocatable[:, column] - snap.requested[:, column]
+            checks.append((f"Insufficient {name}", want > free, want > snap.allocatable[:, column]))
+        return _combine_reasons(len(snap), checks)
+
+    def score(self, cycle: Cycle, feasible: IntArray) -> IntArray:
+        allocatable, requested = resource_matrix(
+            cycle, self.resources, feasible, use_requested=False
+        )
+        if self.strategy == "MostAllocated":
+            return most_allocated(requested, allocatable, self.weights)
+        if self.strategy == "RequestedToCapacityRatio":
+            return requested_to_capacity_ratio(requested, allocatable, self.weights, self.shape)
+        return least_allocated(requested, allocatable, self.weights)
+
+    def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any]:
+        snap = cycle.snapshot
+        rows = {}
+        for name in dict.fromkeys([*_NATIVE_CHECKED, "pods", *self._checked_resources(cycle)]):
+            column = snap.resource_index.get(name)
+            if column is None:
+                continue
+            rows[name] = {
+                "allocatable": int(snap.allocatable[node, column]),
+                "requested": int(snap.requested[node, column]),
+                "pod": 1 if name == "pods" else int(cycle.request[column]),
+            }
+        return {"strategy": self.strategy, "resources": rows}
+
+
+def _combine_reasons(n: int, checks: list[tuple[str, BoolArray, BoolArray]]) -> FilterResult:
+    """One status per node listing every failed check; unresolvable if any check is."""
+    if not checks:
+        return FilterResult.success(n)
+    failed = np.stack([c[1] for c in checks], axis=1)
+    hopeless = np.stack([c[2] & c[1] for c in checks], axis=1)
+    bits = 1 << np.arange(len(checks), dtype=np.int64)
+    key = (failed * bits).sum(axis=1) * 2 + hopeless.any(axis=1)
+    ids = np.full(n, -1, dtype=np.int32)
+    statuses: list[Status] = []
+    for value in np.unique(key[key > 0]):
+        mask_bits, any_hopeless = divmod(int(value), 2)
+        reasons = tuple(c[0] for i, c in enumerate(checks) if mask_bits >> i & 1)
+        ids[key == value] = len(statuses)
+        statuses.append(unresolvable(*reasons) if any_hopeless else unschedulable(*reasons))
+    return FilterResult(ids, statuses)
+
+
+class BalancedAllocation(Plugin):
+    """NodeResourcesBalancedAllocation: prefer nodes whose resource fractions are even."""
+
+    name = "NodeResourcesBalancedAllocation"
+    points = frozenset({"preScore", "score"})
+
+    def __init__(self, args: Mapping[str, Any]) -> None:
+        super().__init__(args)
+        self.resources = tuple(args.get("resources") or DEFAULT_RESOURCES)
+
+    def pre_score(self, cycle: Cycle, feasible: IntArray) -> Status:
+        """Skip best-effort pods (kubernetes#129138): they would all pile onto one node."""
+        requests = [
+            pod_score_request(cycle.pod, str(r["name"]), use_requested=True) for r in self.resources
+        ]
+        return SKIP if all(q == 0 for q in requests) else SUCCESS
+
+    def score(self, cycle: Cycle, feasible: IntArray) -> IntArray:
+        allocatable, requested = resource_matrix(
+            cycle, self.resources, feasible, use_requested=True
+        )
+        return balanced_score(requested, allocatable)

@@ -1,0 +1,223 @@
+"""The cluster snapshot: nodes × resources as numpy columns, plus per-node detail.
+
+Filters and scores run vectorized over these columns; explanations read the per-node objects.
+The snapshot is mutable only through :meth:`Snapshot.assume_pod` / :meth:`Snapshot.forget_pod`
+(Reserve/Unreserve in simulations), which keep the columns and every registered plugin state
+consistent, and bump per-node generations that caches key on.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from scoring.objects import Node, Pod, Taint, parse_node, parse_pod
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+# Resources every node has a column for, first and in this order.
+CORE_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
+NODE_METRIC = ("slo.koordinator.sh", "NodeMetric")
+NODE_RESOURCE_TOPOLOGY = ("topology.node.k8s.io", "NodeResourceTopology")
+
+T = TypeVar("T")
+
+
+class PodListener(Protocol):
+    """Plugin state that follows pods being added to or removed from nodes."""
+
+    def pod_added(self, pod: Pod, node: int) -> None: ...
+
+    def pod_removed(self, pod: Pod, node: int) -> None: ...
+
+
+@dataclass
+class LabelColumn:
+    """One label key over all nodes: a code per node (-1 where the label is absent)."""
+
+    codes: npt.NDArray[np.int32]
+    vocabulary: dict[str, int]
+
+    def code(self, value: str) -> int:
+        return self.vocabulary.get(value, -2)
+
+
+def _group(kind: str, api_version: str) -> tuple[str, str]:
+    return (api_version.split("/")[0] if "/" in api_version else "", kind)
+
+
+class Snapshot:
+    """Nodes, bound pods, pending pods, NodeMetrics and NodeResourceTopologies of one cluster."""
+
+    def __init__(
+        self,
+        nodes: list[Node],
+        pods: Iterable[Pod] = (),
+        node_metrics: Mapping[str, Mapping[str, Any]] | None = None,
+        topologies: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        self.nodes = nodes
+        self.node_names = [n.name for n in nodes]
+        self.index = {name: i for i, name in enumerate(self.node_names)}
+        self.node_metrics: dict[str, Mapping[str, Any]] = dict(node_metrics or {})
+        self.topologies: dict[str, Mapping[str, Any]] = dict(topologies or {})
+        self.pending: list[Pod] = []
+        self.pods_on_node: list[list[Pod]] = [[] for _ in nodes]
+        self.unbound: list[Pod] = []  # bound to a node the snapshot does not have
+        self._listeners: list[PodListener] = []
+        self._extensions: dict[str, Any] = {}
+        self._labels: dict[str, LabelColumn] = {}
+        self.generation = np.zeros(len(nodes), dtype=np.int64)
+        self.unschedulable = np.array([n.unschedulable for n in nodes], dtype=bool)
+        self._build_resources(nodes, pods)
+        self._build_taints()
+        for pod in pods:
+            self._place_initial(pod)
+
+    # -- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def from_objects(
+        cls,
+        objects: Iterable[Mapping[str, Any]],
+        warn: Callable[[str], None] | None = None,
+    ) -> Snapshot:
+        """Build from Kubernetes objects; other kinds are skipped with a warning."""
+        warn = warn or (lambda message: print(message, file=sys.stderr))
+        nodes: list[Node] = []
+        pods: list[Pod] = []
+        metrics: dict[str, Mapping[str, Any]] = {}
+        topologies: dict[str, Mapping[str, Any]] = {}
+        for obj in objects:
+            kind = str(obj.get("kind", ""))
+            group = _group(kind, str(obj.get("apiVersion", "")))
+            name = str((obj.get("metadata") or {}).get("name", ""))
+            if group == ("", "Node"):
+                nodes.append(parse_node(obj))
+            elif group == ("", "Pod"):
+                pods.append(parse_pod(obj))
+            elif group == NODE_METRIC:
+                metrics[name] = obj
+            elif group == NODE_RESOURCE_TOPOLOGY:
+                topologies[name] = obj
+            else:
+                warn(f"warning: ignoring {obj.get('apiVersion')} {kind} {name!r}: kind not read")
+        return cls(nodes, pods, metrics, topologies)
+
+    def _build_resources(self, nodes: list[Node], pods: Iterable[Pod]) -> None:
+        names = set()
+        for node in nodes:
+            names.update(node.allocatable)
+        self.resources = [*CORE_RESOURCES, *sorted(names - set(CORE_RESOURCES))]
+        self.resource_index = {name: i for i, name in enumerate(self.resources)}
+        shape = (len(nodes), len(self.resources))
+        self.allocatable = np.zeros(shape, dtype=np.int64)
+        for i, node in enumerate(nodes):
+            for name, amount in node.amounts.items():
+                self.allocatable[i, self.resource_index[name]] = amount
+        self.requested = np.zeros(shape, dtype=np.int64)
+        self.non_zero_requested = np.zeros((len(nodes), 2), dtype=np.int64)
+
+    def _build_taints(self) -> None:
+        sets: dict[tuple[Taint, ...], int] = {}
+        ids = [sets.setdefault(node.taints, len(sets)) for node in self.nodes]
+        self.taint_sets: list[tuple[Taint, ...]] = list(sets)
+        self.taint_set_ids = np.array(ids, dtype=np.int32)
+
+    def _place_initial(self, pod: Pod) -> None:
+        if pod.is_terminal:
+            return  # the scheduler's informer drops Succeeded/Failed pods
+        if not pod.node_name:
+            self.pending.append(pod)
+        elif pod.node_name in self.index:
+            self._account(pod, self.index[pod.node_name], +1)
+        else:
+            self.unbound.append(pod)
+
+    # -- resources ----------------------------------------------------------------------------
+
+    def resource_column(self, name: str) -> int:
+        """Column of a resource, adding an all-zero column for a name no node has."""
+        column = self.resource_index.get(name)
+        if column is not None:
+            return column
+        self.resources.append(name)
+        self.resource_index[name] = column = len(self.resources) - 1
+        zeros = np.zeros((len(self.nodes), 1), dtype=np.int64)
+        self.allocatable = np.hstack([self.allocatable, zeros])
+        self.requested = np.hstack([self.requested, zeros])
+        return column
+
+    def request_vector(self, amounts: Mapping[str, int]) -> IntArray:
+        """A pod's amounts as a row aligned with the resource columns."""
+        for name in amounts:
+            self.resource_column(name)
+        row = np.zeros(len(self.resources), dtype=np.int64)
+        for name, amount in amounts.items():
+            row[self.resource_index[name]] = amount
+        return row
+
+    def _account(self, pod: Pod, node: int, sign: int) -> None:
+        self.pods_on_node[node].append(pod) if sign > 0 else self.pods_on_node[node].remove(pod)
+        for name, amount in pod.requests.items():
+            self.requested[node, self.resource_column(name)] += sign * amount
+        self.requested[node, self.resource_index["pods"]] += sign
+        cpu, memory = pod.non_zero_requests
+        self.non_zero_requested[node, 0] += sign * cpu
+        self.non_zero_requested[node, 1] += sign * memory
+        self.generation[node] += 1
+        for listener in self._listeners:
+            if sign > 0:
+                listener.pod_added(pod, node)
+            else:
+                listener.pod_removed(pod, node)
+
+    def assume_pod(self, pod: Pod, node: int) -> None:
+        """Account ``pod`` on ``node`` (Reserve); every plugin state follows."""
+        self._account(pod, node, +1)
+
+    def forget_pod(self, pod: Pod, node: int) -> None:
+        """Undo :meth:`assume_pod` (Unreserve)."""
+        self._account(pod, node, -1)
+
+    # -- plugin state -------------------------------------------------------------------------
+
+    def extension(self, key: str, factory: Callable[[Snapshot], T]) -> T:
+        """Plugin-specific derived state, built once per snapshot.
+
+        If the state implements :class:`PodListener` it is kept in step with pod placements.
+        """
+        if key not in self._extensions:
+            state = factory(self)
+            self._extensions[key] = state
+            if hasattr(state, "pod_added") and hasattr(state, "pod_removed"):
+                self._listeners.append(state)
+        result: T = self._extensions[key]
+        return result
+
+    # -- labels -------------------------------------------------------------------------------
+
+    def label_column(self, key: str) -> LabelColumn:
+        """Codes of label ``key`` per node, for vectorized selector matching."""
+        column = self._labels.get(key)
+        if column is None:
+            vocabulary: dict[str, int] = {}
+            codes = np.fromiter(
+                (
+                    vocabulary.setdefault(n.labels[key], len(vocabulary)) if key in n.labels else -1
+                    for n in self.nodes
+                ),
+                dtype=np.int32,
+                count=len(self.nodes),
+            )
+            column = self._labels[key] = LabelColumn(codes, vocabulary)
+        return column
+
+    def __len__(self) -> int:
+        return len(self.nodes)

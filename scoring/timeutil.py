@@ -1,0 +1,24 @@
+"""RFC 3339 timestamps as Kubernetes writes them (``metav1.Time``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def parse_time(text: str) -> datetime:
+    """Parse an RFC 3339 time (``2026-11-22T10:00:00Z``, with optional fraction/offset) to UTC."""
+    if not isinstance(text, str):
+        raise ValueError(f"expected an RFC 3339 time string, got {text!r}")
+    value = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    if value.tzinfo is None:
+        raise ValueError(f"time {text!r} has no timezone (RFC 3339 requires one)")
+    return value.astimezone(UTC)
+
+
+def format_time(value: datetime) -> str:
+    """Format as Kubernetes does: second precision, ``Z`` suffix."""
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
