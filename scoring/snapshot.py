@@ -166,7 +166,8 @@ class Snapshot:
     def _account(self, pod: Pod, node: int, sign: int) -> None:
         self.pods_on_node[node].append(pod) if sign > 0 else self.pods_on_node[node].remove(pod)
         for name, amount in pod.requests.items():
-            self.requested[node, self.resource_column(name)] += sign * amount
+            column = self.resource_column(name)  # may grow the arrays: look it up first
+            self.requested[node, column] += sign * amount
         self.requested[node, self.resource_index["pods"]] += sign
         cpu, memory = pod.non_zero_requests
         self.non_zero_requested[node, 0] += sign * cpu

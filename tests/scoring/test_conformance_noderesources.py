@@ -1,0 +1,48 @@
+"""Upstream NodeResourcesFit / BalancedAllocation score vectors, run through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.scoring.builders import evaluate, plugin_score, run_cli, write_json
+from tests.scoring.vector_objects import score_only_config, vector_cluster, vector_pod
+
+HERE = Path(__file__).parent / "conformance"
+VECTORS = sorted(
+    [*HERE.glob("noderesourcesfit/*.json"), *HERE.glob("noderesourcesbalancedallocation/*.json")]
+)
+
+
+def _load(path: Path) -> dict[str, Any]:
+    vector: dict[str, Any] = json.loads(path.read_text())
+    return vector
+
+
+@pytest.mark.parametrize("path", VECTORS, ids=lambda p: p.stem)
+def test_vector(path: Path, tmp_path: Path) -> None:
+    vector = _load(path)
+    plugin = vector["plugin"]
+    config = score_only_config(plugin, vector.get("args"))
+    expect = vector["expect"]
+    if "construct_error" in expect:
+        result = run_cli(
+            "validate", "--config", str(write_json(tmp_path / "c.json", config)), "--format", "json"
+        )
+        assert result.returncode == 1, result.stdout + result.stderr
+        fields = [e["field"] for e in json.loads(result.stdout)["errors"]]
+        wanted = expect["construct_error"]["field"]
+        assert any(f == wanted or f.endswith("args." + wanted) for f in fields), fields
+        return
+    decision = evaluate(tmp_path, vector_cluster(vector), vector_pod(vector["pod"]), config=config)
+    if expect.get("prescore_status") == "Skip":
+        for node in decision["nodes"]:
+            assert plugin_score(decision, node["name"], plugin) is None
+        return
+    for node, score in expect["scores"].items():
+        entry = plugin_score(decision, node.lower(), plugin)
+        assert entry is not None, f"{node}: no {plugin} score"
+        assert entry["raw"] == score, (node, entry)
