@@ -1,0 +1,195 @@
+"""schedboard settings: everything a deployment changes comes from environment variables.
+
+The README lists every variable. With none set, the app runs on a laptop: SQLite under
+``var/``, Celery tasks executed in-process, DEBUG on. Production sets ``DEBUG=false``, which
+makes ``SECRET_KEY`` and ``ALLOWED_HOSTS`` mandatory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_bool, env_choice, env_int, env_list, env_secret, env_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+DEBUG = env_bool("DEBUG", True)
+
+# --- Secrets and hosts --------------------------------------------------------------------
+
+_DEV_SECRET_KEY = "django-insecure-schedboard-development-only-never-in-production"
+SECRET_KEY = env_secret("SECRET_KEY") or (_DEV_SECRET_KEY if DEBUG else "")
+if not SECRET_KEY:
+    raise ImproperlyConfigured("SECRET_KEY (or SECRET_KEY_FILE) is required when DEBUG is false")
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
+if not ALLOWED_HOSTS:
+    raise ImproperlyConfigured(
+        "ALLOWED_HOSTS is required when DEBUG is false (comma-separated host names)"
+    )
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
+if env_bool("TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# --- Application --------------------------------------------------------------------------
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "policy",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "policy.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+if not DEBUG:  # serves collected static files under gunicorn; runserver does it in DEBUG
+    MIDDLEWARE.insert(1, "whitenoise.middleware.WhiteNoiseMiddleware")
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "policy.context_processors.roles",
+            ],
+        },
+    },
+]
+
+# --- Database -----------------------------------------------------------------------------
+
+_DEFAULT_DATABASE_URL = f"sqlite:///{VAR_DIR / 'schedboard.sqlite3'}"
+_DATABASE_URL = env_url("DATABASE_URL", ["postgres", "postgresql", "pgsql", "sqlite"])
+if _DATABASE_URL is None:
+    _DATABASE_URL = _DEFAULT_DATABASE_URL
+    VAR_DIR.mkdir(exist_ok=True)
+DATABASES = {
+    "default": dj_database_url.parse(
+        _DATABASE_URL,
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
+        conn_health_checks=True,
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Auth ---------------------------------------------------------------------------------
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "dashboard"
+LOGOUT_REDIRECT_URL = "login"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# --- I18N, static -------------------------------------------------------------------------
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# --- REST API -----------------------------------------------------------------------------
+
+REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate header makes DRF answer 401 (not 403) without credentials.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "policy.api.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "policy.api.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 1000, minimum=1)
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "schedboard API",
+    "DESCRIPTION": "Kubernetes scheduling policy: clusters, snapshots, tokens.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SCHEMA_PATH_PREFIX": r"/api/v[0-9]+",
+}
+
+# --- Celery (read by config/celery.py through the CELERY_ namespace) ----------------------
+
+_BROKER_SCHEMES = ["redis", "rediss", "amqp", "amqps", "pyamqp", "sqs"]
+CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", _BROKER_SCHEMES)
+CELERY_RESULT_BACKEND = (
+    env_url("CELERY_RESULT_BACKEND", ["redis", "rediss", "rpc", "db+postgresql", "django-db"])
+    or CELERY_BROKER_URL
+)
+# No broker: run tasks in-process, and let their exceptions surface where they are called.
+CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_SERIALIZER = CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_RESULT_EXPIRES = 24 * 3600
+CELERY_TIMEZONE = TIME_ZONE
+CELERY_BEAT_SCHEDULE = {
+    "prune-snapshots": {
+        "task": "policy.tasks.prune_snapshots_task",
+        "schedule": 3600.0,
+        "options": {"expires": 1800},  # a run missed by half an hour is dropped, not queued up
+    },
+}
+
+# --- schedboard ---------------------------------------------------------------------------
+
+SNAPSHOT_RETENTION = env_int("SNAPSHOT_RETENTION", 20, minimum=1)
+BROKER_CHECK_TIMEOUT = 2.0
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {
+        "handlers": ["console"],
+        "level": env_choice("LOG_LEVEL", ["DEBUG", "INFO", "WARNING", "ERROR"], "INFO"),
+    },
+}

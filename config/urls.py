@@ -1,0 +1,15 @@
+"""Top-level URLs: the dashboard, auth pages, health probes, admin and the REST API."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+from policy import views
+
+urlpatterns = [
+    path("", include("policy.urls")),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("healthz", views.healthz, name="healthz"),
+    path("readyz", views.readyz, name="readyz"),
+    path("admin/", admin.site.urls),
+    path("api/", include("policy.api.urls")),
+]
