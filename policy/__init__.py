@@ -1,0 +1,1 @@
+"""The schedboard Django app: clusters and their snapshots, roles, API tokens, dashboard."""

@@ -1,0 +1,95 @@
+"""API serializers: validation and representation only; changes go through services."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+from rest_framework import serializers
+
+from policy.models import ApiToken, Cluster, ClusterSnapshot
+
+
+class SnapshotCountsSerializer(serializers.ModelSerializer[ClusterSnapshot]):
+    class Meta:
+        model = ClusterSnapshot
+        fields = [
+            "id",
+            "taken_at",
+            "node_count",
+            "pod_count",
+            "pending_pod_count",
+            "node_metric_count",
+            "topology_count",
+        ]
+
+
+class ClusterSerializer(serializers.HyperlinkedModelSerializer[Cluster]):
+    url = serializers.HyperlinkedIdentityField(view_name="api:cluster-detail")
+    latest_snapshot = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Cluster
+        fields = [
+            "id",
+            "url",
+            "name",
+            "kind",
+            "kubeconfig_path",
+            "kubeconfig_context",
+            "created",
+            "updated",
+            "latest_snapshot",
+        ]
+
+    def get_latest_snapshot(self, cluster: Cluster) -> dict[str, Any] | None:
+        # ClusterViewSet prefetches the snapshots (newest first, without their objects).
+        snapshots = getattr(cluster, "snapshot_list", None)
+        latest = snapshots[0] if snapshots else cluster.latest_snapshot()
+        return SnapshotCountsSerializer(latest).data if latest else None
+
+
+class ClusterSyncSerializer(serializers.Serializer[Any]):
+    cluster = serializers.IntegerField()
+    task = serializers.CharField()
+    task_id = serializers.CharField()
+    status = serializers.CharField()
+
+
+class ApiTokenSerializer(serializers.ModelSerializer[ApiToken]):
+    class Meta:
+        model = ApiToken
+        fields = ["id", "name", "key_prefix", "write_enabled", "expires", "created", "last_used"]
+        read_only_fields = ["key_prefix", "created", "last_used"]
+
+    def validate_name(self, name: str) -> str:
+        owner = self.context["request"].user
+        if ApiToken.objects.filter(owner=owner, name=name).exists():
+            raise serializers.ValidationError(f"You already have a token named {name!r}.")
+        return name
+
+    def validate_expires(self, expires: datetime | None) -> datetime | None:
+        if expires is not None and expires <= timezone.now():
+            raise serializers.ValidationError("Must be in the future.")
+        return expires
+
+
+class ApiTokenCreatedSerializer(ApiTokenSerializer):
+    """The creation response: the only time the key is shown."""
+
+    key = serializers.SerializerMethodField(help_text="Shown once; store it now.")
+
+    class Meta(ApiTokenSerializer.Meta):
+        fields = [*ApiTokenSerializer.Meta.fields, "key"]
+
+    def get_key(self, token: ApiToken) -> str:
+        return str(self.context["key"])
+
+
+class MeSerializer(serializers.Serializer[Any]):
+    username = serializers.CharField()
+    roles = serializers.ListField(child=serializers.CharField())
+    is_superuser = serializers.BooleanField()
+    authentication = serializers.ChoiceField(choices=["session", "token"])
+    token = ApiTokenSerializer(allow_null=True)

@@ -1,0 +1,103 @@
+"""API views: declarative viewsets; writes call services."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from django.contrib.auth.models import User
+from django.db.models import Prefetch, QuerySet
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from policy import services
+from policy.api.serializers import (
+    ApiTokenCreatedSerializer,
+    ApiTokenSerializer,
+    ClusterSerializer,
+    ClusterSyncSerializer,
+    MeSerializer,
+)
+from policy.filtersets import ClusterFilterSet
+from policy.models import ApiToken, Cluster, ClusterSnapshot
+from policy.roles import CanPushPolicy, IsViewer, roles_of
+
+
+class ClusterViewSet(viewsets.ReadOnlyModelViewSet[Cluster]):
+    """Clusters with their newest snapshot's counts."""
+
+    queryset = Cluster.objects.prefetch_related(
+        Prefetch("snapshots", ClusterSnapshot.snapshots.summaries(), to_attr="snapshot_list")
+    )
+    serializer_class = ClusterSerializer
+    filterset_class = ClusterFilterSet
+    ordering_fields = ["name", "kind", "created", "updated"]
+    ordering = ["name"]
+    permission_classes = [IsViewer]
+
+    @extend_schema(request=None, responses={202: ClusterSyncSerializer})
+    @action(detail=True, methods=["post"], permission_classes=[CanPushPolicy])
+    def sync(self, request: Request, pk: str | None = None) -> Response:
+        """Push the cluster's policies (placeholder: queues the ``ping`` task). Operators only."""
+        cluster = self.get_object()
+        task_id = services.request_cluster_sync(cluster)
+        body = {"cluster": cluster.pk, "task": "policy.tasks.ping", "task_id": task_id}
+        return Response({**body, "status": "queued"}, status=status.HTTP_202_ACCEPTED)
+
+
+class ApiTokenViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet[ApiToken],
+):
+    """Your own API tokens. The key is in the creation response only; DELETE revokes."""
+
+    serializer_class = ApiTokenSerializer
+    permission_classes = [IsAuthenticated]
+    ordering_fields = ["name", "created", "expires", "last_used"]
+    filterset_fields = ["write_enabled"]
+
+    def get_queryset(self) -> QuerySet[ApiToken]:
+        return ApiToken.objects.filter(owner_id=self.request.user.pk)
+
+    @extend_schema(responses={201: ApiTokenCreatedSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        creator = request.auth if isinstance(request.auth, ApiToken) else None
+        try:
+            token, key = services.create_token(
+                cast(User, request.user), creator=creator, **serializer.validated_data
+            )
+        except services.TokenRightsError as exc:
+            raise serializers.ValidationError({exc.field: [str(exc)]}) from None
+        context = {**self.get_serializer_context(), "key": key}
+        created = ApiTokenCreatedSerializer(token, context=context)
+        return Response(created.data, status=status.HTTP_201_CREATED)
+
+    def perform_destroy(self, instance: ApiToken) -> None:
+        services.revoke_token(instance)
+
+
+class MeView(APIView):
+    """Who you are, your roles, and how this request authenticated."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=MeSerializer)
+    def get(self, request: Request) -> Response:
+        token = request.auth if isinstance(request.auth, ApiToken) else None
+        body = {
+            "username": request.user.get_username(),
+            "roles": roles_of(request.user),
+            "is_superuser": request.user.is_superuser,
+            "authentication": "token" if token else "session",
+            "token": ApiTokenSerializer(token).data if token else None,
+        }
+        return Response(MeSerializer(body).data)

@@ -1,0 +1,6 @@
+"""schedboard's models, one module per concern (as NetBox does)."""
+
+from policy.models.clusters import Cluster, ClusterSnapshot
+from policy.models.tokens import ApiToken
+
+__all__ = ["ApiToken", "Cluster", "ClusterSnapshot"]

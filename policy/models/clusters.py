@@ -1,0 +1,90 @@
+"""Clusters schedboard knows about, and point-in-time snapshots of their objects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+
+from policy.choices import ClusterKind
+
+
+class Cluster(models.Model):
+    """A Kubernetes cluster: synthetic (demo), reached through a kubeconfig, or in-cluster."""
+
+    name = models.SlugField(max_length=63, unique=True)
+    kind = models.CharField(max_length=16, choices=ClusterKind.choices, default=ClusterKind.DEMO)
+    kubeconfig_path = models.CharField(
+        max_length=1024, blank=True, help_text="Path of the kubeconfig file on the server."
+    )
+    kubeconfig_context = models.CharField(
+        max_length=253, blank=True, help_text="Context to use; empty means the current one."
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(kind=ClusterKind.KUBECONFIG) | ~Q(kubeconfig_path=""),
+                name="cluster_kubeconfig_kind_needs_path",
+                violation_error_message="A kubeconfig cluster needs a kubeconfig path.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        if self.kind != ClusterKind.KUBECONFIG and self.kubeconfig_path:
+            raise ValidationError(
+                {"kubeconfig_path": f"Only kubeconfig clusters use a path (kind is {self.kind})."}
+            )
+
+    def latest_snapshot(self) -> ClusterSnapshot | None:
+        """The newest snapshot, without its (possibly large) object list loaded."""
+        return self.snapshots.summaries().first()
+
+
+class SnapshotQuerySet(models.QuerySet["ClusterSnapshot"]):
+    def summaries(self) -> SnapshotQuerySet:
+        """Snapshots with counts only: ``objects`` can hold tens of megabytes of JSON."""
+        return self.defer("objects")
+
+
+class ClusterSnapshot(models.Model):
+    """The Kubernetes objects of a cluster at ``taken_at``, as ``kubectl get -o json`` lists
+    them (Nodes, Pods, NodeMetrics, NodeResourceTopologies), with their counts."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="snapshots")
+    taken_at = models.DateTimeField()
+    objects = models.JSONField(default=list, help_text="List of Kubernetes objects.")
+    node_count = models.PositiveIntegerField(default=0)
+    pod_count = models.PositiveIntegerField(default=0, help_text="Pods bound to a node.")
+    pending_pod_count = models.PositiveIntegerField(default=0)
+    node_metric_count = models.PositiveIntegerField(default=0)
+    topology_count = models.PositiveIntegerField(default=0)
+    created = models.DateTimeField(auto_now_add=True)
+
+    # A field is named ``objects``, so the manager needs another name.
+    snapshots = SnapshotQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-taken_at", "-id"]
+        get_latest_by = "taken_at"
+        indexes = [models.Index(fields=["cluster", "-taken_at"], name="snapshot_cluster_taken")]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id} @ {self.taken_at:%Y-%m-%d %H:%M:%S}"
+
+    def counts(self) -> dict[str, Any]:
+        return {
+            "nodes": self.node_count,
+            "pods": self.pod_count,
+            "pending_pods": self.pending_pod_count,
+            "node_metrics": self.node_metric_count,
+            "node_resource_topologies": self.topology_count,
+        }

@@ -1,0 +1,123 @@
+"""Service functions: every change to schedboard's data goes through here.
+
+Views, viewsets, management commands and tasks call these; serializers and forms only
+validate input (as Saleor's ``actions.py``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from policy.choices import ClusterKind
+from policy.models import ApiToken, Cluster, ClusterSnapshot
+from policy.snapshots import count_objects
+from scoring.synthetic import generate_cluster
+
+DEMO_CLUSTER = "demo"
+
+
+class TokenRightsError(ValueError):
+    """A token asked to create a token with more rights than itself; ``field`` says which."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@transaction.atomic
+def record_snapshot(
+    cluster: Cluster, objects: Sequence[dict[str, Any]], taken_at: datetime
+) -> ClusterSnapshot:
+    """Store ``objects`` as the cluster's snapshot at ``taken_at``, with their counts."""
+    return ClusterSnapshot.snapshots.create(
+        cluster=cluster, taken_at=taken_at, objects=list(objects), **count_objects(objects)
+    )
+
+
+def load_demo_cluster(
+    *, name: str = DEMO_CLUSTER, nodes: int = 60, seed: int = 7, now: datetime | None = None
+) -> ClusterSnapshot:
+    """Generate a synthetic cluster and store it as a new snapshot of demo cluster ``name``.
+
+    Idempotent on the cluster (created once); each call adds a snapshot taken ``now``, so the
+    NodeMetrics in the newest one are fresh.
+    """
+    now = now or timezone.now().replace(microsecond=0)
+    objects = generate_cluster(nodes=nodes, seed=seed, now=now)
+    with transaction.atomic():
+        cluster, _ = Cluster.objects.get_or_create(name=name, defaults={"kind": ClusterKind.DEMO})
+        return record_snapshot(cluster, objects, now)
+
+
+def prune_snapshots(keep: int | None = None) -> int:
+    """Delete all but the newest ``keep`` snapshots of every cluster; returns how many went."""
+    keep = keep or settings.SNAPSHOT_RETENTION
+    deleted = 0
+    for cluster_id in Cluster.objects.values_list("id", flat=True):
+        newest = ClusterSnapshot.snapshots.filter(cluster_id=cluster_id).values_list(
+            "id", flat=True
+        )[:keep]
+        stale = ClusterSnapshot.snapshots.filter(cluster_id=cluster_id).exclude(id__in=list(newest))
+        deleted += stale.delete()[0]
+    return deleted
+
+
+def create_token(
+    owner: User,
+    *,
+    name: str,
+    write_enabled: bool = True,
+    expires: datetime | None = None,
+    creator: ApiToken | None = None,
+) -> tuple[ApiToken, str]:
+    """Create a token for ``owner``; returns it with its key, which is not stored anywhere.
+
+    ``creator`` is the token authenticating the request, if any: a token cannot mint one
+    with more rights than itself (write access, a later or no expiry).
+    """
+    if creator is not None:
+        _check_within(creator, write_enabled, expires)
+    token = ApiToken(owner=owner, name=name, write_enabled=write_enabled, expires=expires)
+    key = ApiToken.generate_key()
+    token.set_key(key)
+    token.save()
+    return token, key
+
+
+def _check_within(creator: ApiToken, write_enabled: bool, expires: datetime | None) -> None:
+    if write_enabled and not creator.write_enabled:
+        raise TokenRightsError("write_enabled", "A read-only token cannot create a write token.")
+    if creator.expires is None:
+        return
+    if expires is None or expires > creator.expires:
+        raise TokenRightsError(
+            "expires",
+            f"This token expires at {creator.expires.isoformat()}; "
+            "the new token must expire no later.",
+        )
+
+
+def revoke_token(token: ApiToken) -> None:
+    """Revoke (delete) a token: requests using its key fail from now on."""
+    token.delete()
+
+
+def request_cluster_sync(cluster: Cluster) -> str:
+    """Queue a sync of ``cluster`` once the current transaction commits; returns the task id.
+
+    Placeholder: the sync task does not exist yet, so this queues ``ping`` to prove the path
+    (permission check, on-commit enqueue, worker) end to end.
+    """
+    from policy.tasks import ping
+
+    task_id = str(uuid.uuid4())
+    transaction.on_commit(lambda: ping.apply_async(task_id=task_id))
+    return task_id
