@@ -1,0 +1,84 @@
+"""Shared fixtures: personas for each role (as healthchecks' BaseTestCase), API clients,
+a small demo cluster and token helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+PASSWORD = "correct-horse-battery-staple"
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings: Any) -> None:
+    """PBKDF2's deliberate slowness would dominate the suite's run time."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def make_user(db: None) -> Callable[..., User]:
+    def make(username: str, role: str | None = None, **fields: object) -> User:
+        user = User.objects.create_user(username=username, password=PASSWORD, **fields)
+        if role:
+            user.groups.add(Group.objects.get(name=role))
+        return user
+
+    return make
+
+
+@pytest.fixture
+def viewer(make_user: Callable[..., User]) -> User:
+    return make_user("vera", "viewer")
+
+
+@pytest.fixture
+def editor(make_user: Callable[..., User]) -> User:
+    return make_user("eddie", "editor")
+
+
+@pytest.fixture
+def operator(make_user: Callable[..., User]) -> User:
+    return make_user("otto", "operator")
+
+
+@pytest.fixture
+def nobody(make_user: Callable[..., User]) -> User:
+    """Logged in, but holding no role."""
+    return make_user("nora")
+
+
+@pytest.fixture
+def superuser(db: None) -> User:
+    return User.objects.create_superuser(username="root", password=PASSWORD, email="")
+
+
+@pytest.fixture
+def api_client() -> object:
+    from rest_framework.test import APIClient
+
+    return APIClient()
+
+
+@pytest.fixture
+def demo_snapshot(db: None) -> object:
+    from policy.services import load_demo_cluster
+
+    return load_demo_cluster(nodes=12, now=NOW)
+
+
+@pytest.fixture
+def celery_eager() -> Iterator[None]:
+    """Run tasks in-process even when a broker is configured (no stray messages in Redis)."""
+    from config.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = previous

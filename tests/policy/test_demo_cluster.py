@@ -1,0 +1,110 @@
+"""Loading the demo cluster, the admin account, snapshot summaries and pruning."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+
+from policy import services, tasks
+from policy.models import Cluster, ClusterSnapshot
+from policy.snapshots import summarize
+from tests.conftest import NOW
+
+pytestmark = pytest.mark.django_db
+
+
+def test_load_demo_cluster_command_stores_60_nodes() -> None:
+    out = StringIO()
+    call_command("load_demo_cluster", stdout=out)
+    snapshot = ClusterSnapshot.snapshots.get()
+    assert snapshot.cluster.name == "demo" and snapshot.cluster.kind == "demo"
+    assert snapshot.counts() == {
+        "nodes": 60,
+        "pods": 480,
+        "pending_pods": 12,
+        "node_metrics": 59,
+        "node_resource_topologies": 4,
+    }
+    assert len(snapshot.objects) == 60 + 492 + 59 + 4
+    assert "60 nodes, 480 bound and 12 pending pods" in out.getvalue()
+
+
+def test_loading_again_adds_a_snapshot_to_the_same_cluster() -> None:
+    services.load_demo_cluster(nodes=5, now=NOW)
+    latest = services.load_demo_cluster(nodes=5, now=NOW + timedelta(minutes=5))
+    assert Cluster.objects.count() == 1
+    assert latest.cluster.latest_snapshot() == latest
+    assert ClusterSnapshot.snapshots.count() == 2
+
+
+def test_summary_judges_freshness_at_snapshot_time(demo_snapshot: Any) -> None:
+    at_snapshot = summarize(demo_snapshot.objects, demo_snapshot.taken_at)
+    assert at_snapshot.metrics == {"fresh": 9, "expired": 2, "missing": 1}
+    later = summarize(demo_snapshot.objects, demo_snapshot.taken_at + timedelta(hours=1))
+    assert later.metrics == {"fresh": 0, "expired": 11, "missing": 1}
+    assert at_snapshot.hot_nodes >= 1
+
+
+def test_snapshot_summary_task(demo_snapshot: Any, celery_eager: None) -> None:
+    result = tasks.snapshot_summary_task.delay(demo_snapshot.pk).get()
+    assert result["nodes"] == 12 and result["pods_pending"] == 12
+    assert result["node_metrics"] == {"fresh": 9, "expired": 2, "missing": 1}
+    assert tasks.snapshot_summary_task.delay(10**9).get() is None
+
+
+def test_prune_keeps_the_newest_snapshots_per_cluster(celery_eager: None) -> None:
+    for minute in range(4):
+        services.load_demo_cluster(nodes=2, now=NOW + timedelta(minutes=minute))
+    services.load_demo_cluster(name="other", nodes=2, now=NOW)
+    assert services.prune_snapshots(keep=2) == 2
+    remaining = ClusterSnapshot.snapshots.filter(cluster__name="demo")
+    assert [s.taken_at for s in remaining] == [NOW + timedelta(minutes=m) for m in (3, 2)]
+    assert ClusterSnapshot.snapshots.filter(cluster__name="other").count() == 1
+    assert tasks.prune_snapshots_task.delay().get() == 0
+
+
+def test_ensure_admin_is_idempotent(settings: Any, tmp_path: Path) -> None:
+    settings.VAR_DIR = tmp_path
+    first = StringIO()
+    call_command("ensure_admin", stdout=first)
+    password = first.getvalue().split("password: ")[1].split()[0]
+    admin = User.objects.get(username="admin")
+    assert admin.is_superuser and admin.check_password(password)
+    assert (tmp_path / "admin-password").stat().st_mode & 0o077 == 0
+    second = StringIO()
+    call_command("ensure_admin", stdout=second)
+    assert "already exists" in second.getvalue()
+    assert f"password: {password}" in second.getvalue()
+    assert User.objects.filter(username="admin").count() == 1
+    admin.set_password("changed-elsewhere")
+    admin.save()
+    third = StringIO()
+    call_command("ensure_admin", stdout=third)
+    assert "password:" not in third.getvalue() and "changepassword admin" in third.getvalue()
+
+
+def test_ensure_admin_uses_the_given_password(
+    settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.VAR_DIR = tmp_path
+    monkeypatch.setenv("SCHEDBOARD_ADMIN_PASSWORD", "demo-password-123")
+    call_command("ensure_admin", "--username", "boss", stdout=StringIO())
+    assert User.objects.get(username="boss").check_password("demo-password-123")
+
+
+def test_a_kubeconfig_cluster_needs_a_path() -> None:
+    from django.core.exceptions import ValidationError
+    from django.db import IntegrityError, transaction
+
+    with pytest.raises(ValidationError, match="kubeconfig path"):
+        Cluster(name="prod", kind="kubeconfig").full_clean()
+    with pytest.raises(ValidationError, match="Only kubeconfig clusters"):
+        Cluster(name="demo2", kind="demo", kubeconfig_path="/x").full_clean()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Cluster.objects.create(name="prod", kind="kubeconfig")

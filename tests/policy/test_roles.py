@@ -1,0 +1,49 @@
+"""Roles are ordered groups; superusers hold them all."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import AnonymousUser, Group, User
+
+from policy.roles import can_edit_policy, can_push_policy, can_view, roles_of
+
+
+def test_groups_exist_after_migrations(db: None) -> None:
+    assert set(Group.objects.values_list("name", flat=True)) >= {"viewer", "editor", "operator"}
+
+
+@pytest.mark.parametrize(
+    ("persona", "expected"),
+    [
+        ("viewer", ["viewer"]),
+        ("editor", ["viewer", "editor"]),
+        ("operator", ["viewer", "editor", "operator"]),
+        ("superuser", ["viewer", "editor", "operator"]),
+        ("nobody", []),
+    ],
+)
+def test_roles_include_lower_ones(
+    request: pytest.FixtureRequest, persona: str, expected: list[str]
+) -> None:
+    user: User = request.getfixturevalue(persona)
+    assert roles_of(user) == expected
+
+
+def test_capabilities(viewer: User, editor: User, operator: User) -> None:
+    assert [can_view(viewer), can_edit_policy(viewer), can_push_policy(viewer)] == [
+        True,
+        False,
+        False,
+    ]
+    assert [can_view(editor), can_edit_policy(editor), can_push_policy(editor)] == [
+        True,
+        True,
+        False,
+    ]
+    assert can_push_policy(operator)
+
+
+def test_inactive_and_anonymous_users_have_no_role(viewer: User) -> None:
+    viewer.is_active = False
+    assert roles_of(viewer) == []
+    assert roles_of(AnonymousUser()) == []
