@@ -1,0 +1,155 @@
+"""``LimitAware``: spread pod *limits* across nodes, scoring by limit headroom.
+
+Upstream: koordinator-sh/koordinator@9ddd4fb2 pkg/scheduler/plugins/limitaware (plugin.go,
+filtering.go, scoring.go, least_allocated.go), implementing scheduler-plugins KEP-217
+("Resource limit-aware node scoring"), whose formula it follows:
+
+    raw = Σ_r w_r · (cap_r − limits_r) · 100 / cap_r  /  Σ_r w_r     (Go int math, may be < 0)
+
+with ``cap_r = allocatable_r × ratio_r / 100`` and ``limits_r`` the node's summed (non-zero)
+limits plus the pod's. Only resources listed in the node's ratio map with a non-zero capacity
+count. NormalizeScore maps [min, max] onto [0, 100] (truncating; all 0 when min == max).
+Filter rejects a node whose remaining limit capacity is below the pod's limit, per listed
+resource, with ``Insufficient <resource> limit``; DaemonSet pods always pass.
+
+Deviation: a node whose ratio cannot be read (bad annotation) fails Filter with the Go error
+text as upstream, but upstream's Score error would abort the whole cycle; here the node scores
+0 and its explanation carries the error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from scoring.framework import (
+    MAX_NODE_SCORE,
+    Cycle,
+    FilterResult,
+    Plugin,
+    Status,
+    error,
+    go_div,
+    unschedulable,
+)
+from scoring.plugins.limitaware.explain import explain_node
+from scoring.plugins.limitaware.limits import (
+    BASE_RESOURCES,
+    NON_ZERO,
+    RAW,
+    LimitTotals,
+    PodLimits,
+    pod_limits,
+)
+from scoring.plugins.limitaware.ratio import NodeRatios
+from scoring.snapshot import BoolArray, IntArray, Snapshot
+
+POD_LIMITS = "LimitAware/pod-limits"
+
+
+class LimitAware(Plugin):
+    """Koordinator's LimitAware Filter and Score (with NormalizeScore)."""
+
+    name = "LimitAware"
+    # Reserve adds the pod to the limit cache upstream; here ``LimitTotals`` follows the snapshot.
+    points = frozenset({"preFilter", "filter", "preScore", "score", "reserve"})
+    normalizes = True
+
+    def __init__(self, args: Mapping[str, Any]) -> None:
+        super().__init__(args)
+        weights: Mapping[str, Any] = args.get("scoringResourceWeights") or {}
+        self.weights = {str(name): int(weight) for name, weight in weights.items()}
+        self.default_ratio: dict[str, Any] = dict(args.get("defaultLimitToAllocatableRatio") or {})
+        self._ratio_key = "limitaware.ratios:" + json.dumps(self.default_ratio, sort_keys=True)
+
+    # -- shared data ---------------------------------------------------------------------------
+
+    def totals(self, snapshot: Snapshot) -> LimitTotals:
+        return snapshot.extension("limitaware.totals", LimitTotals)
+
+    def ratios(self, snapshot: Snapshot) -> NodeRatios:
+        return snapshot.extension(self._ratio_key, lambda s: NodeRatios(s, self.default_ratio))
+
+    def pod_limits(self, cycle: Cycle) -> PodLimits:
+        if POD_LIMITS not in cycle.state:
+            cycle.state[POD_LIMITS] = pod_limits(cycle.pod)
+        limits: PodLimits = cycle.state[POD_LIMITS]
+        return limits
+
+    # -- Filter ----------------------------------------------------------------------------------
+
+    def filter(self, cycle: Cycle) -> FilterResult:
+        n = len(cycle.snapshot)
+        if any(ref.get("kind") == "DaemonSet" for ref in cycle.pod.owner_references):
+            return FilterResult.success(n)
+        ratios = self.ratios(cycle.snapshot)
+        limits = self.pod_limits(cycle)
+        checks: list[tuple[str, BoolArray]] = []
+        if not limits.empty:
+            totals = self.totals(cycle.snapshot)
+            for name in (*BASE_RESOURCES, *sorted(limits.scalars)):
+                listed, capacity = ratios.capacity(name)
+                free = capacity - totals.column(RAW, name)
+                checks.append((f"Insufficient {name} limit", listed & (limits.raw[name] > free)))
+        return _verdicts(n, ratios.errors, checks)
+
+    # -- Score -----------------------------------------------------------------------------------
+
+    def score(self, cycle: Cycle, feasible: IntArray) -> IntArray:
+        ratios = self.ratios(cycle.snapshot)
+        totals = self.totals(cycle.snapshot)
+        limits = self.pod_limits(cycle)
+        total = np.zeros(len(feasible), dtype=np.int64)
+        weight_sum = np.zeros(len(feasible), dtype=np.int64)
+        for name in sorted(self.weights):
+            listed, capacity = (a[feasible] for a in ratios.capacity(name))
+            used = totals.column(NON_ZERO, name)[feasible] + limits.non_zero.get(name, 0)
+            counted = listed & (capacity != 0)
+            safe = np.where(capacity == 0, 1, capacity)
+            headroom = go_div((capacity - used) * MAX_NODE_SCORE, safe)
+            total += np.where(counted, headroom * self.weights[name], 0)
+            weight_sum += np.where(counted, self.weights[name], 0)
+        raw = go_div(total, np.where(weight_sum == 0, 1, weight_sum))
+        raw[(weight_sum == 0) | ratios.error_mask[feasible]] = 0
+        return raw
+
+    def normalize(self, cycle: Cycle, scores: IntArray) -> IntArray:
+        """Min–max onto [0, 100] in float64, truncated; every node 0 when all scores are equal."""
+        if len(scores) == 0:
+            return scores
+        low, spread = int(scores.min()), int(scores.max() - scores.min())
+        if spread <= 0:
+            return np.zeros_like(scores)
+        scaled = float(MAX_NODE_SCORE) * ((scores - low).astype(np.float64) / float(spread))
+        return scaled.astype(np.int64)
+
+    # -- Explanation -------------------------------------------------------------------------------
+
+    def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any] | None:
+        return explain_node(self, cycle, node)
+
+
+def _verdicts(
+    n: int, errors: list[str | None], checks: list[tuple[str, BoolArray]]
+) -> FilterResult:
+    """One status per node: Error for an unreadable ratio, else every failed check's reason."""
+    ids = np.full(n, -1, dtype=np.int32)
+    statuses: list[Status] = []
+    if checks:
+        failed = np.stack([mask for _, mask in checks], axis=1)
+        codes = failed.astype(np.int64) @ (1 << np.arange(len(checks), dtype=np.int64))
+        for code in np.unique(codes[codes > 0]):
+            reasons = [reason for k, (reason, _) in enumerate(checks) if int(code) >> k & 1]
+            ids[codes == code] = len(statuses)
+            statuses.append(unschedulable(*reasons))
+    distinct: dict[str, int] = {}
+    for node, message in enumerate(errors):
+        if message is not None:
+            if message not in distinct:
+                distinct[message] = len(statuses)
+                statuses.append(error(message))
+            ids[node] = distinct[message]
+    return FilterResult(ids, statuses)

@@ -1,0 +1,118 @@
+"""``NodeResourceTopologyMatch``: NUMA-aware Filter and Score over NodeResourceTopology data.
+
+Upstream: kubernetes-sigs/scheduler-plugins pkg/noderesourcetopology (plugin.go, filter.go,
+score.go, least_numa.go). A node without an NRT object passes Filter and scores 0; a
+non-Guaranteed pod scores 100 everywhere. Filter and Score run once per group of nodes with
+identical NUMA data (see ``state``); results are spread to nodes with numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from scoring.framework import MAX_NODE_SCORE, Cycle, FilterResult, Plugin, Status
+from scoring.plugins.nrt.args import LEAST_NUMA_NODES
+from scoring.plugins.nrt.explain import NON_GUARANTEED, NodeContext, Seen, explain_node
+from scoring.plugins.nrt.filter import admit
+from scoring.plugins.nrt.least_numa import least_numa_score
+from scoring.plugins.nrt.resources import PodNumaView
+from scoring.plugins.nrt.score import allocation_score, resource_weights, strategy_function
+from scoring.plugins.nrt.state import TopologyState, accounting_mode
+from scoring.plugins.nrt.topology import SINGLE_NUMA_NODE, NodeNuma
+from scoring.snapshot import IntArray, Snapshot
+
+BEST_EFFORT = "BestEffort"
+FILTER_SEEN = "NodeResourceTopologyMatch/filter"
+SCORE_SEEN = "NodeResourceTopologyMatch/score"
+
+
+class NodeResourceTopologyMatch(Plugin):
+    """Filter: can a single NUMA cell host the pod (or each container)? Score: how well?"""
+
+    name = "NodeResourceTopologyMatch"
+    # Reserve feeds the NRT cache upstream; here the snapshot listener in ``state`` does it.
+    points = frozenset({"preFilter", "filter", "score", "reserve"})
+
+    def __init__(self, args: Mapping[str, Any]) -> None:
+        super().__init__(args)
+        strategy: Mapping[str, Any] = args.get("scoringStrategy") or {}
+        self.strategy = str(strategy.get("type") or "LeastAllocated")
+        self.weights = resource_weights(strategy.get("resources") or ())
+        self.mode = accounting_mode(args)
+
+    # -- shared per-cycle data -----------------------------------------------------------------
+
+    def state(self, snapshot: Snapshot) -> TopologyState:
+        return snapshot.extension(f"nrt.state.{self.mode}", lambda s: TopologyState(s, self.mode))
+
+    def pod_view(self, cycle: Cycle) -> PodNumaView:
+        key = f"{self.name}/pod"
+        if key not in cycle.state:
+            cycle.state[key] = PodNumaView.of(cycle.pod)
+        view: PodNumaView = cycle.state[key]
+        return view
+
+    def _exempt(self, pod: PodNumaView) -> bool:
+        """A BestEffort pod asking only for native resources needs no NUMA alignment."""
+        return pod.qos == BEST_EFFORT and not pod.non_native
+
+    # -- Filter ----------------------------------------------------------------------------------
+
+    def filter(self, cycle: Cycle) -> FilterResult:
+        n = len(cycle.snapshot)
+        pod = self.pod_view(cycle)
+        if self._exempt(pod):
+            return FilterResult.success(n)
+        group_ids, groups = self.state(cycle.snapshot).grouping()
+        admissions = [admit(numa, pod) for numa in groups]
+        cycle.state[FILTER_SEEN] = Seen(group_ids, groups, admissions)
+        statuses: list[Status] = []
+        per_group = np.full(len(groups) + 1, -1, dtype=np.int32)  # last slot: no NRT data
+        for k, admission in enumerate(admissions):
+            if not admission.status.ok:
+                per_group[k] = len(statuses)
+                statuses.append(admission.status)
+        return FilterResult(per_group[group_ids], statuses)
+
+    # -- Score -----------------------------------------------------------------------------------
+
+    def score(self, cycle: Cycle, feasible: IntArray) -> IntArray:
+        pod = self.pod_view(cycle)
+        if not pod.guaranteed:
+            cycle.state[SCORE_SEEN] = NON_GUARANTEED
+            return np.full(len(feasible), MAX_NODE_SCORE, dtype=np.int64)
+        group_ids, groups = self.state(cycle.snapshot).grouping()
+        results = [self._score_group(numa, pod) for numa in groups]
+        cycle.state[SCORE_SEEN] = Seen(group_ids, groups, results)
+        per_group = np.array([*(r[0] for r in results), 0], dtype=np.int64)
+        scores: IntArray = per_group[group_ids[feasible]]
+        return scores
+
+    def _score_group(self, numa: NodeNuma, pod: PodNumaView) -> tuple[int, Any]:
+        if self.strategy == LEAST_NUMA_NODES:
+            result = least_numa_score(numa, pod)
+            return result.score, result
+        if numa.manager.policy != SINGLE_NUMA_NODE:
+            return 0, None
+        strategy = strategy_function(self.strategy)
+        return allocation_score(numa, pod, strategy, self.weights)
+
+    # -- Explanation -------------------------------------------------------------------------------
+
+    def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any] | None:
+        state = self.state(cycle.snapshot)
+        pod = self.pod_view(cycle)
+        context = NodeContext(
+            topology=state.topologies[node],
+            current=state.numa(node),
+            mode=self.mode,
+            strategy=self.strategy,
+            pod=pod,
+            exempt=self._exempt(pod) and FILTER_SEEN not in cycle.state,
+            filtered=cycle.state.get(FILTER_SEEN),
+            scored=cycle.state.get(SCORE_SEEN),
+        )
+        return explain_node(node, context)
