@@ -23,7 +23,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 
 stamp=.venv/.schedboard-installed
-X
+wanted=$(sha256sum <pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
     echo "==> installing schedboard and its dev tools into .venv"
     .venv/bin/python -m pip install --quiet --editable '.[dev]'
