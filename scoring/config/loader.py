@@ -1,0 +1,332 @@
+"""Load a ``KubeSchedulerConfiguration``: parse, decode strictly, default as v1, validate all.
+
+The pipeline is kube-scheduler's ``--config`` handling plus the startup checks:
+
+1. parse YAML or JSON (or take an already-decoded mapping); duplicate fields are an error, as in
+   Go's strict decoding;
+2. check ``apiVersion: kubescheduler.config.k8s.io/v1`` and ``kind: KubeSchedulerConfiguration``;
+3. decode strictly (:mod:`~scoring.config.schema`): unknown fields become field errors, values of
+   the wrong JSON type an :class:`~scoring.errors.InputError`;
+4. decode each ``pluginConfig`` entry's args as ``<Name>Args`` when the plugin has a known args
+   kind (``decodeNestedObjects``): ``apiVersion``/``kind`` are optional but must match (any other
+   kind is reported as ``args for plugin X were not of type XArgs.kubescheduler.config.k8s.io,
+   got ...``, also where Go would first say that kind is not registered); unknown plugins keep
+   their args raw;
+5. v1 defaulting (:mod:`~scoring.config.defaults`);
+6. ``ValidateKubeSchedulerConfiguration`` and plugin args validation
+   (:mod:`~scoring.config.validation`);
+7. the framework and profile-map startup checks (:mod:`~scoring.config.framework_checks`). A
+   startup error on the same field and of the same type as a validation error is not repeated:
+   kube-scheduler would have stopped at validation.
+
+All errors of steps 3-7 are reported together; :func:`load_configuration` raises
+:class:`~scoring.errors.ConfigurationInvalid` with them, :func:`validate_configuration` returns
+them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+
+from scoring.config import field_errors as fe
+from scoring.config.catalog import (
+    ARGS_API_VERSION,
+    ARGS_GROUP,
+    EXTENSION_POINTS,
+    PluginSpec,
+    lookup,
+)
+from scoring.config.defaults import is_typed_args, set_defaults, strip_type_meta
+from scoring.config.expansion import Expansion
+from scoring.config.framework_checks import framework_errors
+from scoring.config.model import PluginRef, Profile, SchedulerConfiguration
+from scoring.config.plugin_args import IN_TREE_ARGS
+from scoring.config.schema import KUBE_SCHEDULER_CONFIGURATION, Decoder, encode
+from scoring.config.validation import validate_document
+from scoring.errors import ConfigurationInvalid, FieldError, InputError
+
+CONFIG_API_VERSION = "kubescheduler.config.k8s.io/v1"
+CONFIG_KIND = "KubeSchedulerConfiguration"
+
+_REMOVED_VERSIONS = {
+    "kubescheduler.config.k8s.io/v1alpha1": "1.21",
+    "kubescheduler.config.k8s.io/v1alpha2": "1.21",
+    "kubescheduler.config.k8s.io/v1beta1": "1.23",
+    "kubescheduler.config.k8s.io/v1beta2": "1.28",
+    "kubescheduler.config.k8s.io/v1beta3": "1.29",
+}
+
+
+class _DuplicateField(yaml.YAMLError):
+    pass
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate keys and keeps timestamps as strings (like
+    sigs.k8s.io/yaml, which converts YAML to JSON before decoding)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    mapping: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        mark = key_node.start_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}"
+        try:
+            duplicate = key in mapping
+        except TypeError:
+            raise _DuplicateField(f"a mapping key is not a string ({where})") from None
+        if duplicate:
+            raise _DuplicateField(f'duplicate field "{key}" ({where})')
+        mapping[key] = loader.construct_object(value_node, deep=True)
+    return mapping
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f'duplicate field "{k}"')
+        out[k] = v
+    return out
+
+
+def parse_text(text: str | bytes, source_name: str = "<config>") -> Any:
+    """One JSON or YAML document; :class:`InputError` when unparseable."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{source_name}: not UTF-8 text: {exc}") from None
+    if text.lstrip().startswith("{"):
+        try:
+            return json.loads(text, object_pairs_hook=_json_object)
+        except ValueError as exc:
+            if "duplicate field" in str(exc):
+                raise InputError(f"{source_name}: {exc}") from None
+            # YAML flow style is a superset of JSON; let YAML report the error.
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except _DuplicateField as exc:
+        raise InputError(f"{source_name}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{source_name}: not valid JSON or YAML: {exc}") from None
+
+
+def _check_type_meta(obj: Any, source_name: str) -> None:
+    if not isinstance(obj, Mapping):
+        found = "nothing" if obj is None else type(obj).__name__
+        raise InputError(
+            f"{source_name}: expected a {CONFIG_KIND} object ({CONFIG_API_VERSION}), found {found}"
+        )
+    api_version = obj.get("apiVersion")
+    kind = obj.get("kind")
+    if not kind:
+        raise InputError(f"{source_name}: kind: Object 'Kind' is missing (expected {CONFIG_KIND})")
+    if not api_version:
+        raise InputError(
+            f"{source_name}: apiVersion: Object 'apiVersion' is missing "
+            f"(expected {CONFIG_API_VERSION})"
+        )
+    if api_version != CONFIG_API_VERSION:
+        removed = _REMOVED_VERSIONS.get(str(api_version))
+        hint = f" ({api_version} was removed in Kubernetes {removed})" if removed else ""
+        raise InputError(
+            f'{source_name}: apiVersion: no kind "{kind}" is registered for version '
+            f'"{api_version}"{hint}; expected {CONFIG_API_VERSION}'
+        )
+    if kind != CONFIG_KIND:
+        raise InputError(
+            f'{source_name}: kind: no kind "{kind}" is registered for version '
+            f'"{api_version}"; expected {CONFIG_KIND}'
+        )
+
+
+def _group_version(api_version: str) -> tuple[str, str]:
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+def _args_type_meta_errors(
+    name: str, spec: PluginSpec, args: Mapping[str, Any], path: str, decoder: Decoder
+) -> list[FieldError] | None:
+    """``decodeNestedObjects``' kind check; None when ``apiVersion``/``kind`` are not strings."""
+    expected = spec.args_kind or ""
+    api_version = args.get("apiVersion")
+    kind = args.get("kind")
+    bad_type = False
+    for field_name, value in (("apiVersion", api_version), ("kind", kind)):
+        if value is not None and not isinstance(value, str):
+            decoder.type_errors.append(
+                f"{fe.child(path, field_name)}: cannot unmarshal non-string into string"
+            )
+            bad_type = True
+    if bad_type:
+        return None
+    group, version = _group_version(api_version) if api_version else (ARGS_GROUP, "v1")
+    got_kind = kind or expected
+    if got_kind != expected or group != ARGS_GROUP:
+        got = f"{got_kind}.{group}" if group else got_kind
+        field_name = "kind" if got_kind != expected else "apiVersion"
+        return [
+            fe.invalid(
+                fe.child(path, field_name),
+                args.get(field_name),
+                f"args for plugin {name} were not of type {expected}.{ARGS_GROUP}, got {got}",
+            )
+        ]
+    if version != "v1":
+        return [
+            fe.invalid(
+                fe.child(path, "apiVersion"),
+                api_version,
+                f'decoding args for plugin {name}: no kind "{expected}" is registered for '
+                f'version "{api_version}"',
+            )
+        ]
+    return []
+
+
+def _decode_plugin_args(doc: dict[str, Any], decoder: Decoder) -> list[FieldError]:
+    """Decode every known plugin's args in place (``decodeNestedObjects``)."""
+    errors: list[FieldError] = []
+    for i, profile in enumerate(doc.get("profiles") or []):
+        for j, config in enumerate(profile.get("pluginConfig") or []):
+            name = config.get("name", "")
+            spec = lookup(name)
+            if spec is None or spec.args_kind is None:
+                continue  # not a registered args kind: kept raw
+            path = fe.child(fe.index(fe.child(fe.index("profiles", i), "pluginConfig"), j), "args")
+            args: Mapping[str, Any] = config.get("args") or {}
+            meta_errors = _args_type_meta_errors(name, spec, args, path, decoder)
+            if meta_errors is None:
+                continue
+            if meta_errors:
+                errors.extend(meta_errors)
+                continue
+            in_tree = IN_TREE_ARGS.get(spec.args_kind)
+            if in_tree is not None:
+                unknown_before = len(decoder.unknown)
+                decoded = decoder.decode(in_tree.schema, args, path)
+                errors.extend(decoder.unknown[unknown_before:])
+                del decoder.unknown[unknown_before:]
+                if decoded is None:
+                    continue
+            elif spec.has_args:
+                decoded = strip_type_meta(args)
+            else:
+                continue  # out-of-tree args module not available: pass through unchanged
+            decoded["apiVersion"] = ARGS_API_VERSION
+            decoded["kind"] = spec.args_kind
+            config["args"] = decoded
+    return errors
+
+
+def _render_typed_args(doc: dict[str, Any]) -> None:
+    """In-tree args as Go marshals their struct (declaration order, zero values, omitempty)."""
+    for profile in doc.get("profiles") or []:
+        for config in profile.get("pluginConfig") or []:
+            name = config.get("name", "")
+            args = config.get("args")
+            spec = lookup(name)
+            in_tree = IN_TREE_ARGS.get(spec.args_kind or "") if spec is not None else None
+            if in_tree is not None and is_typed_args(name, args):
+                config["args"] = encode(in_tree.schema, args)
+
+
+def _profile(profile: Mapping[str, Any], expansion: Expansion) -> Profile:
+    plugins = MappingProxyType(
+        {
+            point: tuple(PluginRef(n, expansion.weight(point, n)) for n in expansion.points[point])
+            for point in EXTENSION_POINTS
+        }
+    )
+    args: dict[str, Mapping[str, Any]] = {}
+    for config in profile.get("pluginConfig") or []:
+        raw = config.get("args")
+        args[config.get("name", "")] = strip_type_meta(raw) if isinstance(raw, Mapping) else {}
+    return Profile(
+        scheduler_name=profile.get("schedulerName") or "",
+        plugins=plugins,
+        plugin_args=MappingProxyType(args),
+        percentage_of_nodes_to_score=profile.get("percentageOfNodesToScore"),
+    )
+
+
+def _process(
+    source: str | bytes | Mapping[str, Any], source_name: str
+) -> tuple[dict[str, Any], list[Expansion], list[FieldError]]:
+    raw = source if isinstance(source, Mapping) else parse_text(source, source_name)
+    _check_type_meta(raw, source_name)
+    decoder = Decoder()
+    decoded = decoder.decode(KUBE_SCHEDULER_CONFIGURATION, raw, "")
+    doc: dict[str, Any] = decoded if isinstance(decoded, dict) else {}
+    errors = list(decoder.unknown)
+    errors.extend(_decode_plugin_args(doc, decoder))
+    if decoder.type_errors:
+        raise InputError(
+            f"{source_name}: cannot decode {CONFIG_KIND}: " + "; ".join(decoder.type_errors)
+        )
+    set_defaults(doc)
+    # Validate the decoded values: Go tells an empty list from an unset one (``shape: []`` is
+    # set), which the rendered document, with omitempty applied, no longer shows.
+    validation_errors = validate_document(doc)
+    expansions, startup_errors = framework_errors(doc)
+    reported = {(e.field, e.type) for e in validation_errors}
+    errors.extend(validation_errors)
+    errors.extend(e for e in startup_errors if (e.field, e.type) not in reported)
+    _render_typed_args(doc)
+    document: dict[str, Any] = encode(KUBE_SCHEDULER_CONFIGURATION, doc)
+    return document, expansions, errors
+
+
+def validate_configuration(
+    source: str | bytes | Mapping[str, Any], *, source_name: str = "<config>"
+) -> tuple[SchedulerConfiguration | None, list[FieldError]]:
+    """Default and validate; the configuration (None when invalid) and every error.
+
+    Unparseable input, a wrong ``apiVersion``/``kind`` and values of the wrong JSON type raise
+    :class:`InputError` (they cannot be decoded at all, as in kube-scheduler).
+    """
+    document, expansions, errors = _process(source, source_name)
+    if errors:
+        return None, errors
+    profiles = tuple(
+        _profile(profile, expansion)
+        for profile, expansion in zip(document["profiles"], expansions, strict=True)
+    )
+    return SchedulerConfiguration(profiles=profiles, document=document), []
+
+
+def load_configuration(
+    source: str | bytes | Mapping[str, Any], *, source_name: str = "<config>"
+) -> SchedulerConfiguration:
+    """Parse, default and validate a ``KubeSchedulerConfiguration`` (YAML/JSON text or mapping).
+
+    Raises :class:`~scoring.errors.ConfigurationInvalid` with every error, or
+    :class:`~scoring.errors.InputError` when the input cannot be decoded.
+    """
+    config, errors = validate_configuration(source, source_name=source_name)
+    if config is None:
+        raise ConfigurationInvalid(errors)
+    return config
+
+
+def default_configuration() -> SchedulerConfiguration:
+    """What kube-scheduler 1.35 runs with no ``--config``: one ``default-scheduler`` profile."""
+    return load_configuration({"apiVersion": CONFIG_API_VERSION, "kind": CONFIG_KIND})
