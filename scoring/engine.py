@@ -17,7 +17,15 @@ from scoring import plugins
 from scoring.config import PluginRef, Profile, SchedulerConfiguration, default_configuration
 from scoring.decision import Decision, FilterOutcome, ScoreOutcome, SkippedPlugin
 from scoring.errors import InputError
-from scoring.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, Code, Cycle, FilterResult, Plugin
+from scoring.framework import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    Code,
+    Cycle,
+    FilterResult,
+    Plugin,
+    PluginError,
+)
 from scoring.objects import Pod
 from scoring.snapshot import IntArray, Snapshot
 from scoring.timeutil import now as clock_now
@@ -121,15 +129,22 @@ class Framework:
     ) -> tuple[list[ScoreOutcome], str | None]:
         if len(feasible) == 0:
             return [], None
-        skipped = {
-            p.name for p in self.pre_scores if p.pre_score(cycle, feasible).code == Code.SKIP
-        }
-        outcomes = []
+        skipped: set[str] = set()
+        for pre_scorer in self.pre_scores:
+            status = pre_scorer.pre_score(cycle, feasible)
+            if status.code == Code.SKIP:
+                skipped.add(pre_scorer.name)
+            elif not status.ok:  # RunPreScorePlugins (pkg/scheduler/framework/runtime)
+                return [], f'running PreScore plugin "{pre_scorer.name}": {status.message}'
+        outcomes: list[ScoreOutcome] = []
         for scored in self.scores:
             plugin = scored.plugin
             if plugin.name in skipped:
                 continue
-            raw = plugin.score(cycle, feasible)
+            try:
+                raw = plugin.score(cycle, feasible)
+            except PluginError as exc:  # RunScorePlugins
+                return outcomes, f'running Score plugins: plugin "{plugin.name}" failed with: {exc}'
             normalized = plugin.normalize(cycle, raw.copy()) if plugin.normalizes else raw
             bad = (normalized < MIN_NODE_SCORE) | (normalized > MAX_NODE_SCORE)
             if bad.any():

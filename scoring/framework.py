@@ -67,6 +67,10 @@ SUCCESS = Status()
 SKIP = Status(Code.SKIP)
 
 
+class PluginError(Exception):
+    """An extension point returned an Error status; kube-scheduler aborts the pod's cycle."""
+
+
 def unschedulable(*reasons: str) -> Status:
     return Status(Code.UNSCHEDULABLE, reasons)
 
@@ -206,5 +210,5 @@ def default_normalize(scores: IntArray, *, reverse: bool) -> IntArray:
     highest = max(0, int(scores.max()))
     if highest == 0:
         return np.full_like(scores, MAX_NODE_SCORE) if reverse else scores
-    scaled = MAX_NODE_SCORE * scores // highest
+    scaled = go_div(MAX_NODE_SCORE * scores, highest)  # Go truncates negative scores toward 0
     return MAX_NODE_SCORE - scaled if reverse else scaled

@@ -105,7 +105,9 @@ class Container:
     restartable: bool  # an init container with restartPolicy: Always (a sidecar)
 
 
-def _parse_container(obj: Mapping[str, Any], raw: Any, path: str) -> Container:
+def _parse_container(
+    obj: Mapping[str, Any], raw: Any, path: str, *, host_network: bool = False
+) -> Container:
     spec = _mapping(obj, raw, path)
     resources = _mapping(obj, spec.get("resources"), f"{path}.resources")
     requests = parse_resource_list(obj, resources.get("requests"), f"{path}.resources.requests")
@@ -118,6 +120,10 @@ def _parse_container(obj: Mapping[str, Any], raw: Any, path: str) -> Container:
     for j, port in enumerate(_list(obj, spec.get("ports"), f"{path}.ports")):
         port = _mapping(obj, port, f"{path}.ports[{j}]")
         host_port = port.get("hostPort") or 0
+        if host_network and not host_port:
+            # SetDefaults_PodSpec / defaultHostNetworkPorts (pkg/apis/core/v1/defaults.go):
+            # with hostNetwork every container port is also a host port.
+            host_port = port.get("containerPort") or 0
         if not isinstance(host_port, int) or not 0 <= host_port <= 65535:
             where = f"{_describe(obj)}: {path}.ports[{j}].hostPort"
             raise ObjectError(f"{where}: invalid {host_port!r}")
@@ -193,7 +199,9 @@ class Pod:
 
     @cached_property
     def host_ports(self) -> tuple[ContainerPort, ...]:
-        return tuple(p for c in (*self.init_containers, *self.containers) for p in c.ports)
+        """``schedutil.GetHostPorts``: sidecar (restartable) init containers, then containers."""
+        sidecars = tuple(c for c in self.init_containers if c.restartable)
+        return tuple(p for c in (*sidecars, *self.containers) for p in c.ports)
 
     @property
     def controller(self) -> Mapping[str, Any] | None:
@@ -236,6 +244,7 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
     status = _mapping(obj, obj.get("status"), "status")
     if not meta.get("name"):
         raise ObjectError(f"{_describe(obj)}: metadata.name: required")
+    host_network = bool(spec.get("hostNetwork"))
     priority = spec.get("priority")
     if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
         raise ObjectError(f"{_describe(obj)}: spec.priority: expected an integer, got {priority!r}")
@@ -259,11 +268,11 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
         affinity=_mapping(obj, spec.get("affinity"), "spec.affinity"),
         tolerations=_parse_tolerations(obj, spec.get("tolerations")),
         containers=tuple(
-            _parse_container(obj, c, f"spec.containers[{i}]")
+            _parse_container(obj, c, f"spec.containers[{i}]", host_network=host_network)
             for i, c in enumerate(_list(obj, spec.get("containers"), "spec.containers"))
         ),
         init_containers=tuple(
-            _parse_container(obj, c, f"spec.initContainers[{i}]")
+            _parse_container(obj, c, f"spec.initContainers[{i}]", host_network=host_network)
             for i, c in enumerate(_list(obj, spec.get("initContainers"), "spec.initContainers"))
         ),
         overhead=parse_resource_list(obj, spec.get("overhead"), "spec.overhead"),

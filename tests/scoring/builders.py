@@ -189,3 +189,17 @@ def single_profile_config(
             }
         ],
     }
+
+
+def only_plugin_config(
+    name: str, points: Sequence[str], *, weight: int = 1, args: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """One profile running only ``name`` at ``points`` (queue sort and bind keep their defaults)."""
+    plugins: dict[str, Any] = {}
+    for point in ("preFilter", "filter", "preScore", "score"):
+        entry: dict[str, Any] = {"disabled": [{"name": "*"}]}
+        if point in points:
+            entry["enabled"] = [{"name": name, **({"weight": weight} if point == "score" else {})}]
+        plugins[point] = entry
+    plugin_config = [{"name": name, "args": dict(args)}] if args is not None else []
+    return single_profile_config(plugins, plugin_config)
