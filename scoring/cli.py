@@ -17,7 +17,7 @@ from typing import Any
 from scoring.config import load_configuration, validate_configuration
 from scoring.engine import Engine
 from scoring.errors import ConfigurationInvalid, InputError
-from scoring.loading import load_objects, load_single, parse_documents, read_text
+from scoring.loading import load_objects, load_single, read_text
 from scoring.objects import parse_pod
 from scoring.report import decision_table, validation_table
 from scoring.snapshot import Snapshot
@@ -68,11 +68,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    text = read_text(args.config)
-    documents = parse_documents(text, args.config)
-    if len(documents) != 1 or not isinstance(documents[0], dict):
-        raise InputError(f"{args.config}: expected one KubeSchedulerConfiguration document")
-    _, errors = validate_configuration(documents[0])
+    _, errors = validate_configuration(read_text(args.config), source_name=args.config)
     result: dict[str, Any] = {"valid": not errors, "errors": [e.to_dict() for e in errors]}
     if args.format == "json":
         json.dump(result, sys.stdout, indent=2)

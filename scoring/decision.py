@@ -64,6 +64,11 @@ class Decision:
         return total
 
     @cached_property
+    def positions(self) -> dict[int, int]:
+        """Node index → position in ``feasible`` (and in every score array)."""
+        return {int(node): k for k, node in enumerate(self.feasible)}
+
+    @cached_property
     def ranking(self) -> list[int]:
         """Feasible node indices, best first: highest total, then name."""
         names = self.cycle.snapshot.node_names
@@ -127,17 +132,16 @@ class Decision:
         feasible = all(f["code"] == Code.SUCCESS.label for f in filters)
         scores: list[dict[str, Any]] = []
         total: int | None = None
-        position = np.flatnonzero(self.feasible == node)
-        if feasible and len(position):
-            k = int(position[0])
-            for outcome in self.scores:
+        k = self.positions.get(node)
+        if feasible and k is not None:
+            for scored in self.scores:
                 scores.append(
                     {
-                        "plugin": outcome.plugin,
-                        "raw": int(outcome.raw[k]),
-                        "normalized": int(outcome.normalized[k]),
-                        "weight": outcome.weight,
-                        "weighted": int(outcome.weighted[k]),
+                        "plugin": scored.plugin,
+                        "raw": int(scored.raw[k]),
+                        "normalized": int(scored.normalized[k]),
+                        "weight": scored.weight,
+                        "weighted": int(scored.weighted[k]),
                     }
                 )
             total = int(self.totals[k])

@@ -111,7 +111,7 @@ class Snapshot:
         return cls(nodes, pods, metrics, topologies)
 
     def _build_resources(self, nodes: list[Node], pods: Iterable[Pod]) -> None:
-        names = set()
+        names: set[str] = set()
         for node in nodes:
             names.update(node.allocatable)
         self.resources = [*CORE_RESOURCES, *sorted(names - set(CORE_RESOURCES))]

@@ -182,7 +182,8 @@ def balanced_score(requested: IntArray, allocatable: IntArray) -> IntArray:
     std_many = np.sqrt(squares / np.where(count == 0, 1, count))
     std_two = _two_resource_std(fractions, present)
     std = np.where(count == 2, std_two, np.where(count > 2, std_many, 0.0))
-    return np.trunc((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+    result: IntArray = np.trunc((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+    return result
 
 
 def _two_resource_std(fractions: list[Any], present: BoolArray) -> Any:
