@@ -25,8 +25,12 @@ fi
 stamp=.venv/.schedboard-installed
 wanted=$(sha256sum <pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
-    echo "==> installing schedboard and its dev tools into .venv"
-    .venv/bin/python -m pip install --quiet --editable '.[dev]'
+    echo "==> installing schedboard and its dev tools into .venv (log: .venv/pip-install.log)"
+    if ! .venv/bin/python -m pip install --editable '.[dev]' >.venv/pip-install.log 2>&1; then
+        tail -n 30 .venv/pip-install.log >&2
+        echo "error: pip install failed; full log in .venv/pip-install.log" >&2
+        exit 1
+    fi
     echo "$wanted" >"$stamp"
 fi
 
