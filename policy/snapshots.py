@@ -44,6 +44,14 @@ class NodeRow:
     memory_used: float | None = None
 
     @property
+    def cpu_cores(self) -> float:
+        return round(self.cpu / 1000, 2)
+
+    @property
+    def memory_gib(self) -> float:
+        return round(self.memory / 2**30, 1)
+
+    @property
     def hot(self) -> bool:
         return self.cpu_used is not None and self.cpu_used > HOT_CPU_PERCENT
 

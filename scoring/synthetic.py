@@ -664,8 +664,8 @@ def _node_metric(ids: _Ids, node: _Node, updated: int, hot: bool, draw: list[flo
     system_memory = int(node.memory * (0.04 + 0.04 * draw[1])) >> 10 << 10
     if hot:
         cpu_level = 0.66 + 0.26 * draw[2]
-    else:
-        cpu_level = min(0.6, node.requested_cpu / node.cpu * (0.3 + 0.6 * draw[2]))
+    else:  # requests fill at most 90%, so this stays below 55%: hot nodes are only the chosen
+        cpu_level = 0.05 + 0.55 * node.requested_cpu / node.cpu * (0.4 + 0.6 * draw[2])
     memory_level = min(0.9, node.requested_memory / node.memory * (0.6 + 0.35 * draw[3]))
     pods_cpu = max(0, int(node.cpu * cpu_level) - system_cpu)
     pods_memory = max(0, int(node.memory * memory_level) - system_memory)
