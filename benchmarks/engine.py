@@ -1,7 +1,7 @@
 """Engine benchmark: snapshot build time and one-pod evaluation latency over a large cluster.
 
 Run outside the test suite:
-    .venv/bin/python benchmarks/engine.py [--nodes 5000] [--pods-per-node 10]
+    .venv/bin/python -m benchmarks.engine [--nodes 5000] [--pods-per-node 10]
 
 Prints the synthetic cluster's size, the time to build the snapshot, and median / p99 latency of
 evaluating one pending pod against every node, for the default profile and for a profile that

@@ -3,7 +3,7 @@
 Objects arrive as the JSON that ``kubectl get -o json`` prints. Parsing validates what the engine
 relies on and raises :class:`ObjectError` naming the object and the field, so a bad manifest is a
 clear input error rather than a crash deep inside a plugin. Quantities are kept exact
-(``Fraction``) until a plugin asks for the integer the scheduler uses.
+(integer nano-units) until a plugin asks for the integer the scheduler uses.
 """
 
 from __future__ import annotations
@@ -11,16 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
 from scoring import podresources
 from scoring.errors import InputError
-from scoring.quantity import QuantityError, parse_quantity
+from scoring.quantity import QuantityError, parse_nanos
 from scoring.timeutil import parse_time
 
-ResourceList = dict[str, Fraction]
+ResourceList = dict[str, int]  # exact quantities in nano-units (see quantity.parse_nanos)
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -58,7 +57,7 @@ def parse_resource_list(obj: Mapping[str, Any], value: Any, path: str) -> Resour
     out: ResourceList = {}
     for name, raw in _mapping(obj, value, path).items():
         try:
-            out[str(name)] = parse_quantity(raw)
+            out[str(name)] = parse_nanos(raw)
         except QuantityError as exc:
             raise ObjectError(f"{_describe(obj)}: {path}.{name}: {exc}") from None
     return out

@@ -4,38 +4,37 @@
 (``PodRequests``, ``PodLimits``): the sum of app containers, then the max with each init container,
 where restartable (sidecar) init containers keep running and so add to everything after them; then
 the pod overhead. ``compute_qos`` follows pkg/apis/core/v1/helper/qos (``ComputePodQOS``).
-Sums are taken on exact quantities and converted to scheduler integers only at the end, as the
-Go code converts the summed ``ResourceList``.
+Sums are taken on exact quantities (integer nano-units) and converted to scheduler integers only
+at the end, as the Go code converts the summed ``ResourceList``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from scoring.quantity import milli_value, value
+from scoring.quantity import NANO, nanos_milli_value, nanos_value
 
 if TYPE_CHECKING:
     from scoring.objects import Container, Pod
 
-ResourceList = dict[str, Fraction]
+ResourceList = dict[str, int]  # nano-units
 
 # pkg/scheduler/util/pod_resources.go: DefaultMilliCPURequest, DefaultMemoryRequest.
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
-_NON_MISSING: Mapping[str, Fraction] = {
-    "cpu": Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000),
-    "memory": Fraction(DEFAULT_MEMORY_REQUEST),
+_NON_MISSING: Mapping[str, int] = {
+    "cpu": DEFAULT_MILLI_CPU_REQUEST * NANO // 1000,
+    "memory": DEFAULT_MEMORY_REQUEST * NANO,
 }
 
 
-def _add(into: ResourceList, other: Mapping[str, Fraction]) -> None:
+def _add(into: ResourceList, other: Mapping[str, int]) -> None:
     for name, amount in other.items():
-        into[name] = into.get(name, Fraction(0)) + amount
+        into[name] = into.get(name, 0) + amount
 
 
-def _max(into: ResourceList, other: Mapping[str, Fraction]) -> None:
+def _max(into: ResourceList, other: Mapping[str, int]) -> None:
     for name, amount in other.items():
         if name not in into or amount > into[name]:
             into[name] = amount
@@ -45,10 +44,10 @@ def _aggregate(
     containers: Iterable[Container],
     init_containers: Iterable[Container],
     pick: str,
-    defaults: Mapping[str, Fraction] | None,
+    defaults: Mapping[str, int] | None,
 ) -> ResourceList:
-    def resources(c: Container) -> Mapping[str, Fraction]:
-        own: Mapping[str, Fraction] = c.requests if pick == "requests" else c.limits
+    def resources(c: Container) -> Mapping[str, int]:
+        own: Mapping[str, int] = c.requests if pick == "requests" else c.limits
         if defaults:
             return {**defaults, **own}
         return own
@@ -62,7 +61,7 @@ def _aggregate(
         if c.restartable:
             _add(total, resources(c))
             _add(sidecars, resources(c))
-            current: Mapping[str, Fraction] = sidecars
+            current: Mapping[str, int] = sidecars
         else:
             tmp: ResourceList = {}
             _add(tmp, resources(c))
@@ -73,7 +72,7 @@ def _aggregate(
     return total
 
 
-def pod_requests(pod: Pod, *, non_missing: Mapping[str, Fraction] | None = None) -> ResourceList:
+def pod_requests(pod: Pod, *, non_missing: Mapping[str, int] | None = None) -> ResourceList:
     """``PodRequests``: containers, init-container peak, overhead (exact quantities)."""
     total = _aggregate(pod.containers, pod.init_containers, "requests", non_missing)
     _add(total, pod.overhead)
@@ -89,10 +88,10 @@ def pod_limits(pod: Pod) -> ResourceList:
     return total
 
 
-def to_amounts(resources: Mapping[str, Fraction]) -> dict[str, int]:
+def to_amounts(resources: Mapping[str, int]) -> dict[str, int]:
     """Scheduler integers: cpu as ``MilliValue()``, everything else as ``Value()``."""
     return {
-        name: milli_value(amount) if name == "cpu" else value(amount)
+        name: nanos_milli_value(amount) if name == "cpu" else nanos_value(amount)
         for name, amount in resources.items()
     }
 
@@ -104,7 +103,7 @@ def non_zero_cpu_memory(pod: Pod) -> tuple[int, int]:
     explicit zero stays zero; only a missing key is defaulted. Used by NodeResourcesFit scoring.
     """
     requests = pod_requests(pod, non_missing=_NON_MISSING)
-    return milli_value(requests.get("cpu", Fraction(0))), value(requests.get("memory", Fraction(0)))
+    return nanos_milli_value(requests.get("cpu", 0)), nanos_value(requests.get("memory", 0))
 
 
 def compute_qos(pod: Pod) -> str:
@@ -115,12 +114,12 @@ def compute_qos(pod: Pod) -> str:
     for c in (*pod.containers, *pod.init_containers):
         for name, amount in c.requests.items():
             if name in ("cpu", "memory") and amount > 0:
-                requests[name] = requests.get(name, Fraction(0)) + amount
+                requests[name] = requests.get(name, 0) + amount
         found = set()
         for name, amount in c.limits.items():
             if name in ("cpu", "memory") and amount > 0:
                 found.add(name)
-                limits[name] = limits.get(name, Fraction(0)) + amount
+                limits[name] = limits.get(name, 0) + amount
         if not {"cpu", "memory"} <= found:
             guaranteed = False
     if not requests and not limits:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
@@ -71,6 +72,43 @@ def parse_quantity(text: str | int | float) -> Fraction:
         magnitude = math.ceil(magnitude / _NANO) * _NANO
     magnitude = min(magnitude, _MAX)
     return -magnitude if sign == "-" else magnitude
+
+
+NANO = 10**9
+
+
+@lru_cache(maxsize=65536)
+def _nanos_of_text(text: str) -> int:
+    exact = parse_quantity(text) * NANO
+    assert exact.denominator == 1  # parse_quantity rounds to whole nanos
+    return int(exact)
+
+
+def parse_nanos(text: str | int | float) -> int:
+    """A quantity as an exact integer count of nano-units (``"1500m"`` → 1_500_000_000).
+
+    Kubernetes rounds every quantity to nano precision, so integers lose nothing and sum far
+    faster than fractions; parsed strings are cached since clusters repeat a few values.
+    """
+    if isinstance(text, str):
+        return _nanos_of_text(text)
+    exact = parse_quantity(text) * NANO
+    return int(exact)
+
+
+def _ceil_div_away(numerator: int, divisor: int) -> int:
+    quotient = -(-abs(numerator) // divisor)
+    return quotient if numerator >= 0 else -quotient
+
+
+def nanos_value(nanos: int) -> int:
+    """``Value()`` of a nano-unit amount: whole units rounded up (away from zero)."""
+    return _ceil_div_away(nanos, NANO)
+
+
+def nanos_milli_value(nanos: int) -> int:
+    """``MilliValue()`` of a nano-unit amount."""
+    return _ceil_div_away(nanos, 10**6)
 
 
 def value(quantity: Fraction) -> int:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 
 from scoring.objects import Container, Pod
 from scoring.podresources import to_amounts
@@ -98,18 +97,18 @@ def effective_request(pod: Pod) -> dict[str, int]:
     Unlike kube-scheduler's ``PodRequests``, restartable (sidecar) init containers get no special
     treatment and pod-level ``spec.resources`` is ignored, as in the plugin.
     """
-    init_peak: dict[str, Fraction] = {}
+    init_peak: dict[str, int] = {}
     for container in pod.init_containers:
         for name, amount in container.requests.items():
             if name not in init_peak or amount > init_peak[name]:
                 init_peak[name] = amount
-    total: dict[str, Fraction] = {}
+    total: dict[str, int] = {}
     for container in pod.containers:
         for name, amount in container.requests.items():
-            total[name] = total.get(name, Fraction(0)) + amount
+            total[name] = total.get(name, 0) + amount
     for name, amount in init_peak.items():
         if name not in total or amount > total[name]:
             total[name] = amount
     for name, amount in pod.overhead.items():
-        total[name] = total.get(name, Fraction(0)) + amount
+        total[name] = total.get(name, 0) + amount
     return to_amounts(total)
