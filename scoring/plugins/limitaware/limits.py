@@ -142,7 +142,8 @@ class LimitTotals:
     def _apply(self, limits: PodLimits, node: int, sign: int) -> None:
         for kind, amounts in ((RAW, limits.raw), (NON_ZERO, limits.non_zero)):
             for name, amount in amounts.items():
-                self.totals[kind][node, self._ensure(name)] += sign * amount
+                column = self._ensure(name)  # may grow (replace) the matrices
+                self.totals[kind][node, column] += sign * amount
 
     def _ensure(self, name: str) -> int:
         index = self.columns.get(name)
