@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from policy.choices import ClusterKind
@@ -24,12 +25,18 @@ from scoring.synthetic import generate_cluster
 DEMO_CLUSTER = "demo"
 
 
-class TokenRightsError(ValueError):
-    """A token asked to create a token with more rights than itself; ``field`` says which."""
+class ServiceError(ValueError):
+    """A request the data does not allow; ``field`` names the input at fault."""
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field = field
+
+
+@dataclass(frozen=True)
+class QueuedTask:
+    name: str
+    id: str
 
 
 @transaction.atomic
@@ -88,17 +95,21 @@ def create_token(
     token = ApiToken(owner=owner, name=name, write_enabled=write_enabled, expires=expires)
     key = ApiToken.generate_key()
     token.set_key(key)
-    token.save()
+    try:
+        with transaction.atomic():
+            token.save()
+    except IntegrityError:  # a concurrent request took the name since it was validated
+        raise ServiceError("name", f"You already have a token named {name!r}.") from None
     return token, key
 
 
 def _check_within(creator: ApiToken, write_enabled: bool, expires: datetime | None) -> None:
     if write_enabled and not creator.write_enabled:
-        raise TokenRightsError("write_enabled", "A read-only token cannot create a write token.")
+        raise ServiceError("write_enabled", "A read-only token cannot create a write token.")
     if creator.expires is None:
         return
     if expires is None or expires > creator.expires:
-        raise TokenRightsError(
+        raise ServiceError(
             "expires",
             f"This token expires at {creator.expires.isoformat()}; "
             "the new token must expire no later.",
@@ -110,14 +121,14 @@ def revoke_token(token: ApiToken) -> None:
     token.delete()
 
 
-def request_cluster_sync(cluster: Cluster) -> str:
-    """Queue a sync of ``cluster`` once the current transaction commits; returns the task id.
+def request_cluster_sync(cluster: Cluster) -> QueuedTask:
+    """Queue a sync of ``cluster`` once the current transaction commits.
 
     Placeholder: the sync task does not exist yet, so this queues ``ping`` to prove the path
     (permission check, on-commit enqueue, worker) end to end.
     """
     from policy.tasks import ping
 
-    task_id = str(uuid.uuid4())
-    transaction.on_commit(lambda: ping.apply_async(task_id=task_id))
-    return task_id
+    queued = QueuedTask(name=ping.name, id=str(uuid.uuid4()))
+    transaction.on_commit(lambda: ping.apply_async(task_id=queued.id))
+    return queued

@@ -44,8 +44,8 @@ class ClusterViewSet(viewsets.ReadOnlyModelViewSet[Cluster]):
     def sync(self, request: Request, pk: str | None = None) -> Response:
         """Push the cluster's policies (placeholder: queues the ``ping`` task). Operators only."""
         cluster = self.get_object()
-        task_id = services.request_cluster_sync(cluster)
-        body = {"cluster": cluster.pk, "task": "policy.tasks.ping", "task_id": task_id}
+        queued = services.request_cluster_sync(cluster)
+        body = {"cluster": cluster.pk, "task": queued.name, "task_id": queued.id}
         return Response({**body, "status": "queued"}, status=status.HTTP_202_ACCEPTED)
 
 
@@ -75,7 +75,7 @@ class ApiTokenViewSet(
             token, key = services.create_token(
                 cast(User, request.user), creator=creator, **serializer.validated_data
             )
-        except services.TokenRightsError as exc:
+        except services.ServiceError as exc:
             raise serializers.ValidationError({exc.field: [str(exc)]}) from None
         context = {**self.get_serializer_context(), "key": key}
         created = ApiTokenCreatedSerializer(token, context=context)

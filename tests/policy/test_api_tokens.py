@@ -180,3 +180,17 @@ def test_users_see_and_revoke_only_their_own_tokens(
 def test_tokens_need_authentication(api_client: Any) -> None:
     assert api_client.get("/api/v1/tokens/").status_code == 401
     assert api_client.post("/api/v1/tokens/", {"name": "x"}).status_code == 401
+
+
+def test_a_name_taken_concurrently_is_a_400_not_a_500(
+    api_client: Any, viewer: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from policy.api.serializers import ApiTokenSerializer
+
+    create_token(viewer, name="race")
+    # The uniqueness check passed before the other request's token was committed.
+    monkeypatch.setattr(ApiTokenSerializer, "validate_name", lambda self, name: name)
+    api_client.force_login(viewer)
+    response = api_client.post("/api/v1/tokens/", {"name": "race"}, format="json")
+    assert response.status_code == 400
+    assert "already have a token" in response.json()["name"][0]
