@@ -164,9 +164,14 @@ class Pod:
     init_containers: tuple[Container, ...]
     overhead: ResourceList
     owner_references: tuple[Mapping[str, Any], ...]
-    conditions: Mapping[str, Condition]
     status_qos_class: str
     raw: Mapping[str, Any] = field(repr=False)
+
+    @cached_property
+    def conditions(self) -> Mapping[str, Condition]:
+        """Status conditions by type; parsed on first use (only load-aware plugins read them)."""
+        status = _mapping(self.raw, self.raw.get("status"), "status")
+        return _parse_conditions(self.raw, status.get("conditions"))
 
     @property
     def key(self) -> str:
@@ -279,7 +284,6 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
             _mapping(obj, o, f"metadata.ownerReferences[{i}]")
             for i, o in enumerate(_list(obj, meta.get("ownerReferences"), "ownerReferences"))
         ),
-        conditions=_parse_conditions(obj, status.get("conditions")),
         status_qos_class=str(status.get("qosClass") or ""),
         raw=obj,
     )
