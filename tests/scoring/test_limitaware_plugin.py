@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scoring.framework import Code, Cycle
+from scoring.framework import Code, Cycle, PluginError
 from scoring.objects import parse_pod
 from scoring.plugins.limitaware import LimitAware
 from scoring.plugins.limitaware.args import default_args
@@ -118,7 +119,10 @@ def test_unreadable_ratios_fail_filter_with_the_go_error(annotation: str, messag
     plugin, cycle = run(kep_cluster({ANNOTATION: annotation}), POD5, {})
     status = plugin.filter(cycle).status(0)
     assert (status.code, status.message) == (Code.ERROR, message)
-    assert raw_scores(plugin, cycle)[0] == 0  # documented deviation: upstream aborts the cycle
+    with pytest.raises(PluginError, match=re.escape(message)):  # the whole cycle fails
+        raw_scores(plugin, cycle)
+    # Without the broken node among the feasible ones, Score works.
+    assert plugin.score(cycle, np.array([1], dtype=np.int64)).tolist() == [40]
     detail = plugin.explain(cycle, 0)
     assert detail is not None and detail["error"] == message
 
@@ -239,3 +243,21 @@ def test_kep_example_through_the_cli(tmp_path: Path) -> None:
     }
     details = next(n for n in decision["nodes"] if n["name"] == "node2")["details"]["LimitAware"]
     assert details["resources"]["cpu"]["limitToAllocatable"] == {"before": 0.625, "after": 1.125}
+
+
+def test_a_broken_ratio_on_a_scored_node_fails_the_cycle_through_the_cli(tmp_path: Path) -> None:
+    star = [{"name": "*"}]
+    plugins: dict[str, Any] = {p: {"disabled": star} for p in ("preFilter", "filter", "score")}
+    plugins["score"]["enabled"] = [{"name": "LimitAware", "weight": 1}]
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", "plugins": plugins}],
+    }
+    cluster = kep_cluster({ANNOTATION: '{"cpu": "150"}'})
+    decision = evaluate(tmp_path, cluster, POD5, config=config)
+    assert decision["selectedNode"] is None
+    assert decision["error"] == (
+        'running Score plugins: plugin "LimitAware" failed with: '
+        "invalid value for IntOrString: invalid type: string is not a percentage"
+    )

@@ -12,9 +12,8 @@ count. NormalizeScore maps [min, max] onto [0, 100] (truncating; all 0 when min 
 Filter rejects a node whose remaining limit capacity is below the pod's limit, per listed
 resource, with ``Insufficient <resource> limit``; DaemonSet pods always pass.
 
-Deviation: a node whose ratio cannot be read (bad annotation) fails Filter with the Go error
-text as upstream, but upstream's Score error would abort the whole cycle; here the node scores
-0 and its explanation carries the error.
+A node whose ratio cannot be read (a bad annotation) fails Filter with the Go error text; if
+such a node reaches Score, Score fails and with it the pod's scheduling cycle, as upstream.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from scoring.framework import (
     Cycle,
     FilterResult,
     Plugin,
+    PluginError,
     Status,
     error,
     go_div,
@@ -94,12 +94,15 @@ class LimitAware(Plugin):
                 listed, capacity = ratios.capacity(name)
                 free = capacity - totals.column(RAW, name)
                 checks.append((f"Insufficient {name} limit", listed & (limits.raw[name] > free)))
-        return _verdicts(n, ratios.errors, checks)
+        return _verdicts(n, ratios, checks)
 
     # -- Score -----------------------------------------------------------------------------------
 
     def score(self, cycle: Cycle, feasible: IntArray) -> IntArray:
         ratios = self.ratios(cycle.snapshot)
+        broken = ratios.error_ids[feasible]
+        if (broken >= 0).any():
+            raise PluginError(ratios.error_messages[int(broken[broken >= 0][0])])
         totals = self.totals(cycle.snapshot)
         limits = self.pod_limits(cycle)
         total = np.zeros(len(feasible), dtype=np.int64)
@@ -113,7 +116,7 @@ class LimitAware(Plugin):
             total += np.where(counted, headroom * self.weights[name], 0)
             weight_sum += np.where(counted, self.weights[name], 0)
         raw = go_div(total, np.where(weight_sum == 0, 1, weight_sum))
-        raw[(weight_sum == 0) | ratios.error_mask[feasible]] = 0
+        raw[weight_sum == 0] = 0
         return raw
 
     def normalize(self, cycle: Cycle, scores: IntArray) -> IntArray:
@@ -132,9 +135,7 @@ class LimitAware(Plugin):
         return explain_node(self, cycle, node)
 
 
-def _verdicts(
-    n: int, errors: list[str | None], checks: list[tuple[str, BoolArray]]
-) -> FilterResult:
+def _verdicts(n: int, ratios: NodeRatios, checks: list[tuple[str, BoolArray]]) -> FilterResult:
     """One status per node: Error for an unreadable ratio, else every failed check's reason."""
     ids = np.full(n, -1, dtype=np.int32)
     statuses: list[Status] = []
@@ -145,11 +146,7 @@ def _verdicts(
             reasons = [reason for k, (reason, _) in enumerate(checks) if int(code) >> k & 1]
             ids[codes == code] = len(statuses)
             statuses.append(unschedulable(*reasons))
-    distinct: dict[str, int] = {}
-    for node, message in enumerate(errors):
-        if message is not None:
-            if message not in distinct:
-                distinct[message] = len(statuses)
-                statuses.append(error(message))
-            ids[node] = distinct[message]
+    if ratios.error_messages:
+        ids = np.where(ratios.error_mask, ratios.error_ids + len(statuses), ids).astype(np.int32)
+        statuses.extend(error(message) for message in ratios.error_messages)
     return FilterResult(ids, statuses)

@@ -141,6 +141,13 @@ class NodeRatios:
             ids[node] = by_text[text]
         self.ids = ids
         self.errors = self._node_errors()
+        messages = sorted({e for e in self.errors if e is not None})
+        index = {message: k for k, message in enumerate(messages)}
+        self.error_messages = messages
+        self.error_ids = np.array(
+            [-1 if e is None else index[e] for e in self.errors], dtype=np.int32
+        )
+        self.error_mask: npt.NDArray[np.bool_] = self.error_ids >= 0
         self._columns: dict[str, tuple[BoolArray, IntArray]] = {}
 
     def capacity(self, name: str) -> tuple[BoolArray, IntArray]:
@@ -174,10 +181,6 @@ class NodeRatios:
 
     def ratio_of(self, node: int) -> Ratio:
         return self.ratios[int(self.ids[node])]
-
-    @property
-    def error_mask(self) -> npt.NDArray[np.bool_]:
-        return np.array([e is not None for e in self.errors], dtype=bool)
 
 
 def _default_ratio(default: Mapping[str, Any]) -> Ratio:
