@@ -75,6 +75,12 @@ def _kind(obj: Obj) -> str:
     return str(obj.get("kind", "")) if isinstance(obj, Mapping) else ""
 
 
+def _section(obj: Obj, key: str) -> Obj:
+    """``obj[key]`` if it is an object, else empty: a malformed object must not crash a page."""
+    value = obj.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
 def count_objects(objects: Iterable[Obj]) -> dict[str, int]:
     """Counts stored on ``ClusterSnapshot`` (field name → count)."""
     counts = Counter[str]()
@@ -95,11 +101,10 @@ def count_objects(objects: Iterable[Obj]) -> dict[str, int]:
 
 def _pod_state(pod: Obj) -> str | None:
     """``bound`` (on a node, not finished), ``pending`` (waiting for one) or None."""
-    spec = pod.get("spec") or {}
-    phase = (pod.get("status") or {}).get("phase", "Pending")
+    phase = _section(pod, "status").get("phase", "Pending")
     if phase in ("Succeeded", "Failed"):
         return None
-    return "bound" if spec.get("nodeName") else "pending"
+    return "bound" if _section(pod, "spec").get("nodeName") else "pending"
 
 
 def summarize(
@@ -119,9 +124,9 @@ def summarize(
         state = _pod_state(pod)
         states[state or "done"] += 1
         if state == "bound":
-            pods_on[str(pod["spec"]["nodeName"])] += 1
+            pods_on[str(_section(pod, "spec")["nodeName"])] += 1
     usage = {
-        str(metric.get("metadata", {}).get("name")): _metric_usage(
+        str(_section(metric, "metadata").get("name")): _metric_usage(
             metric, taken_at, expiry_seconds, problems
         )
         for metric in by_kind.get("NodeMetric", [])
@@ -147,11 +152,11 @@ def _metric_usage(
     metric: Obj, taken_at: datetime, expiry_seconds: int, problems: list[str]
 ) -> tuple[str, dict[str, int]]:
     """(freshness, {cpu: millicores, memory: bytes}) of one NodeMetric."""
-    name = metric.get("metadata", {}).get("name")
-    status = metric.get("status") or {}
+    name = _section(metric, "metadata").get("name")
+    status = _section(metric, "status")
     try:
         updated = parse_time(status["updateTime"]) if status.get("updateTime") else None
-        raw = ((status.get("nodeMetric") or {}).get("nodeUsage") or {}).get("resources") or {}
+        raw = _section(_section(_section(status, "nodeMetric"), "nodeUsage"), "resources")
         amounts = {res: resource_amount(res, raw[res]) for res in ("cpu", "memory") if res in raw}
     except (ValueError, QuantityError, TypeError) as exc:
         problems.append(f"NodeMetric {name}: {exc}")

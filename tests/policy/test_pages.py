@@ -105,6 +105,8 @@ def test_dashboard_survives_unreadable_objects(client: Client, viewer: User) -> 
             {"kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "x"}}},
             {"kind": "Node", "metadata": {}},
             {"kind": "NodeMetric", "metadata": {"name": "n1"}, "status": {"updateTime": "never"}},
+            {"kind": "NodeMetric", "metadata": [], "status": "broken"},
+            {"kind": "Pod", "spec": ["not", "a", "map"], "status": None},
             "not an object",
         ],
         taken_at=demo_time(),
