@@ -205,3 +205,17 @@ def test_identical_nodes_are_filtered_once_per_group() -> None:
     assert group_ids.tolist() == [0, 0, 0, 0, 0, 1]
     verdicts = filter_verdicts(snap, pod([{"cpu": 3000, "memory": GI}] * 2))
     assert verdicts == {**{f"n{i}": None for i in range(5)}, "odd": "cannot align container"}
+
+
+def test_explanation_of_an_app_container_shows_what_earlier_containers_left() -> None:
+    snap = snapshot(numa_node("n", [CELL, CELL]))
+    three = {"cpu": 3000, "memory": GI}
+    c = cycle(snap, pod([three, three, three]))
+    assert plugin().filter(c).status(0).message == "cannot align container"
+    detail = plugin().explain(c, 0)
+    assert detail is not None
+    placed, also_placed, failed = detail["filter"]["placements"]
+    assert (placed["numaCell"], also_placed["numaCell"]) == (0, 1)
+    assert failed["container"] == "c2"
+    assert failed["cellAmounts"] == {"0": "1", "1": "1"}
+    assert failed["cellsPerRequest"] == {"cpu": [], "memory": [0, 1]}

@@ -112,8 +112,8 @@ def _placement(numa: NodeNuma, placement: Placement) -> dict[str, Any]:
     entry["reason"] = "no NUMA cell can host every request together"
     entry["cellsPerRequest"] = {r: list(ids) for r, ids in choice.candidates.items()}
     entry["cellAmounts"] = {
-        str(cell.id): format_amount(name, cell.available[name]) if name in cell.available else None
-        for cell in numa.cells
+        str(cell.id): format_amount(name, free[name]) if name in free else None
+        for cell, free in zip(numa.cells, placement.seen, strict=True)
     }
     return entry
 

@@ -61,14 +61,19 @@ def suitable(guaranteed: bool, name: str, requested: int, available: int) -> boo
 def choose_cell(
     numa: NodeNuma, available: Available, guaranteed: bool, requests: Amounts
 ) -> CellChoice:
-    """The lowest NUMA id that can host every non-zero request, or the request that fails."""
-    mask = FULL_MASK
+    """The lowest NUMA id that can host every non-zero request, or the request that fails.
+
+    Upstream returns at the first failing request (in Go map order); every request is still
+    looked at here so explanations can list the cells able to host each one.
+    """
+    mask, failed, missing = FULL_MASK, None, False
     candidates: dict[str, tuple[int, ...]] = {}
     for name, amount in requests.items():
         if amount == 0:
             continue
         if name not in numa.node_resources:
-            return CellChoice(None, name, missing_at_node_level=True, candidates=candidates)
+            failed, missing = (failed, missing) if failed else (name, True)
+            continue
         bits, has_affinity, fitting = 0, False, []
         for cell, free in zip(numa.cells, available, strict=True):
             if name not in free:
@@ -81,18 +86,27 @@ def choose_cell(
             continue  # e.g. ephemeral-storage, or a device no zone reports
         candidates[name] = tuple(fitting)
         mask &= bits
-        if mask == 0:
-            return CellChoice(None, name, candidates=candidates)
+        if mask == 0 and failed is None:
+            failed = name
+    if failed is not None:
+        return CellChoice(None, failed, missing, candidates)
     return CellChoice((mask & -mask).bit_length() - 1, candidates=candidates)
 
 
 @dataclass(frozen=True)
 class Placement:
-    """Where one container (or the whole pod, in pod scope) would land."""
+    """Where one container (or the whole pod, in pod scope) would land; on failure, what each
+    cell had left at that point (``seen``, per cell position)."""
 
     container: str
     kind: str
     choice: CellChoice
+    seen: tuple[Mapping[str, int], ...] = ()
+
+
+def _placed(container: str, kind: str, choice: CellChoice, available: Available) -> Placement:
+    seen = tuple(dict(free) for free in available) if choice.cell is None else ()
+    return Placement(container, kind, choice, seen)
 
 
 @dataclass(frozen=True)
@@ -117,8 +131,9 @@ def fresh_available(cells: tuple[NumaCell, ...]) -> Available:
 
 
 def admit_pod_scope(numa: NodeNuma, pod: PodNumaView) -> Admission:
-    choice = choose_cell(numa, fresh_available(numa.cells), pod.guaranteed, pod.effective)
-    placement = (Placement("", "pod", choice),)
+    available = fresh_available(numa.cells)
+    choice = choose_cell(numa, available, pod.guaranteed, pod.effective)
+    placement = (_placed("", "pod", choice, available),)
     if choice.cell is None:
         return Admission(unschedulable(CANNOT_ALIGN_POD), placement)
     return Admission(SUCCESS, placement)
@@ -131,14 +146,14 @@ def admit_container_scope(numa: NodeNuma, pod: PodNumaView) -> Admission:
     untouched = fresh_available(numa.cells)
     for container in pod.init_containers:
         choice = choose_cell(numa, untouched, pod.guaranteed, container.requests)
-        placements.append(Placement(container.name, container.kind, choice))
+        placements.append(_placed(container.name, container.kind, choice, untouched))
         if choice.cell is None:
             message = f"cannot align {container.kind} container"
             return Admission(unschedulable(message), tuple(placements))
     available = fresh_available(numa.cells)
     for container in pod.containers:
         choice = choose_cell(numa, available, pod.guaranteed, container.requests)
-        placements.append(Placement(container.name, APP, choice))
+        placements.append(_placed(container.name, APP, choice, available))
         if choice.cell is None:
             return Admission(unschedulable(CANNOT_ALIGN_CONTAINER), tuple(placements))
         problem = consume(numa.cells, available, choice.cell, pod.guaranteed, container)
