@@ -1,0 +1,203 @@
+"""Usage thresholds per node: the args, or the node annotation that replaces parts of them.
+
+Upstream: helper.go (``NewUsageThresholdsFilterProfile``, ``generateUsageThresholdsFilterProfile``)
+and apis/extension/load_aware.go (``CustomUsageThresholds``). The annotation
+``scheduling.koordinator.sh/usage-thresholds`` holds JSON with ``usageThresholds``,
+``prodUsageThresholds`` and ``aggregatedUsage`` (thresholds, type, duration):
+
+- unparseable JSON: the args profile, unchanged;
+- an ``aggregatedUsage`` without both thresholds and a type is dropped;
+- none of the three parts present: the args profile;
+- otherwise each part the annotation has **replaces** the args' part as a whole map: there is no
+  per-resource merge, so ``{"usageThresholds":{"memory":60}}`` leaves cpu at 0 (unchecked). An
+  annotation ``aggregatedUsage`` without a duration means 0 (the longest window).
+
+The args profile keeps the aggregated part only when it has thresholds and a type. Thresholds are
+vectors over the plugin's resources; names outside them are ignored. Nodes are grouped by their
+annotation text, so each distinct annotation is parsed once per snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from scoring.plugins.loadaware import gojson
+from scoring.plugins.loadaware.args import LoadAwareArgs
+from scoring.plugins.loadaware.duration import DurationError, parse_duration
+from scoring.snapshot import IntArray, Snapshot
+
+ANNOTATION_USAGE_THRESHOLDS = "scheduling.koordinator.sh/usage-thresholds"
+FROM_ARGS = "args"
+FROM_ANNOTATION = "node annotation"
+
+Vector = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class AggregatedThresholds:
+    thresholds: Vector
+    kind: str  # aggregation type, e.g. p95
+    duration: int  # ns; 0 = longest window reported
+    source: str
+
+
+@dataclass(frozen=True)
+class ThresholdProfile:
+    """``usageThresholdsFilterProfile`` plus where each part came from."""
+
+    usage: Vector
+    usage_source: str
+    prod: Vector
+    prod_source: str
+    aggregated: AggregatedThresholds | None
+    annotation: str | None = None  # the raw annotation, when the node has one
+    annotation_error: str | None = None  # why it was ignored
+
+
+def to_vector(values: Mapping[str, int] | None, resources: Sequence[str]) -> Vector:
+    """``ToFactorVec``: unknown names are dropped, missing ones are 0."""
+    values = values or {}
+    return tuple(int(values.get(name, 0)) for name in resources)
+
+
+def args_profile(args: LoadAwareArgs, resources: Sequence[str]) -> ThresholdProfile:
+    aggregated = None
+    if args.aggregated is not None and args.aggregated.filters:
+        aggregated = AggregatedThresholds(
+            to_vector(args.aggregated.usage_thresholds, resources),
+            args.aggregated.usage_aggregation_type,
+            args.aggregated.usage_aggregated_duration,
+            FROM_ARGS,
+        )
+    return ThresholdProfile(
+        usage=to_vector(args.usage_thresholds, resources),
+        usage_source=FROM_ARGS,
+        prod=to_vector(args.prod_usage_thresholds, resources),
+        prod_source=FROM_ARGS,
+        aggregated=aggregated,
+    )
+
+
+@dataclass
+class CustomThresholds:
+    """``CustomUsageThresholds`` as Go decodes it (None = absent / nil)."""
+
+    usage: dict[str, int] | None = None
+    prod: dict[str, int] | None = None
+    aggregated: dict[str, Any] | None = None
+
+
+def parse_custom(text: str) -> CustomThresholds:
+    """``GetCustomUsageThresholds``; raises :class:`gojson.GoJSONError` when Go's would fail."""
+    custom = CustomThresholds()
+
+    def set_usage(value: Any) -> None:
+        custom.usage = gojson.int_map(value, custom.usage)
+
+    def set_prod(value: Any) -> None:
+        custom.prod = gojson.int_map(value, custom.prod)
+
+    def set_aggregated(value: Any) -> None:
+        if value is None:
+            custom.aggregated = None
+            return
+        agg = custom.aggregated if custom.aggregated is not None else {}
+        gojson.decode_struct(value, _aggregated_setters(agg))
+        custom.aggregated = agg
+
+    gojson.decode_struct(
+        gojson.loads(text),
+        {
+            "usageThresholds": set_usage,
+            "prodUsageThresholds": set_prod,
+            "aggregatedUsage": set_aggregated,
+        },
+    )
+    return custom
+
+
+def _aggregated_setters(agg: dict[str, Any]) -> dict[str, Any]:
+    def thresholds(value: Any) -> None:
+        agg["usageThresholds"] = gojson.int_map(value, agg.get("usageThresholds"))
+
+    def kind(value: Any) -> None:
+        if value is not None:
+            agg["usageAggregationType"] = gojson.string(value)
+
+    def duration(value: Any) -> None:
+        if value is None:
+            agg.pop("usageAggregatedDuration", None)
+            return
+        try:
+            agg["usageAggregatedDuration"] = parse_duration(gojson.string(value))
+        except DurationError as exc:
+            raise gojson.GoJSONError(str(exc)) from None
+
+    return {
+        "usageThresholds": thresholds,
+        "usageAggregationType": kind,
+        "usageAggregatedDuration": duration,
+    }
+
+
+def resolve(base: ThresholdProfile, text: str | None, resources: Sequence[str]) -> ThresholdProfile:
+    """The node's profile: ``generateUsageThresholdsFilterProfile``."""
+    if text is None:
+        return base
+    try:
+        custom = parse_custom(text)
+    except gojson.GoJSONError as exc:
+        return replace(base, annotation=text, annotation_error=str(exc))
+    agg = custom.aggregated
+    if agg is not None and not (agg.get("usageThresholds") and agg.get("usageAggregationType")):
+        agg = None
+    if not custom.usage and not custom.prod and agg is None:
+        return replace(base, annotation=text)
+    aggregated = base.aggregated
+    if agg is not None:
+        aggregated = AggregatedThresholds(
+            to_vector(agg["usageThresholds"], resources),
+            str(agg["usageAggregationType"]),
+            int(agg.get("usageAggregatedDuration", 0)),
+            FROM_ANNOTATION,
+        )
+    return ThresholdProfile(
+        usage=to_vector(custom.usage, resources) if custom.usage else base.usage,
+        usage_source=FROM_ANNOTATION if custom.usage else base.usage_source,
+        prod=to_vector(custom.prod, resources) if custom.prod else base.prod,
+        prod_source=FROM_ANNOTATION if custom.prod else base.prod_source,
+        aggregated=aggregated,
+        annotation=text,
+    )
+
+
+@dataclass
+class NodeThresholds:
+    """Every node's threshold profile: ``profiles[group_ids[i]]`` is node i's."""
+
+    group_ids: np.ndarray[Any, np.dtype[np.int32]]
+    profiles: list[ThresholdProfile]
+
+    @classmethod
+    def build(
+        cls, snapshot: Snapshot, args: LoadAwareArgs, resources: Sequence[str]
+    ) -> NodeThresholds:
+        base = args_profile(args, resources)
+        groups: dict[str | None, int] = {}
+        ids = [
+            groups.setdefault(node.annotations.get(ANNOTATION_USAGE_THRESHOLDS), len(groups))
+            for node in snapshot.nodes
+        ]
+        profiles = [resolve(base, text, resources) for text in groups]
+        return cls(np.array(ids, dtype=np.int32), profiles)
+
+    def profile(self, node: int) -> ThresholdProfile:
+        return self.profiles[int(self.group_ids[node])]
+
+
+def as_matrix(rows: Sequence[Vector], width: int) -> IntArray:
+    return np.array(rows, dtype=np.int64).reshape(len(rows), width)
