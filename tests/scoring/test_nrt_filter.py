@@ -219,3 +219,16 @@ def test_explanation_of_an_app_container_shows_what_earlier_containers_left() ->
     assert failed["container"] == "c2"
     assert failed["cellAmounts"] == {"0": "1", "1": "1"}
     assert failed["cellsPerRequest"] == {"cpu": [], "memory": [0, 1]}
+
+
+def test_explanation_reports_the_best_effort_shortcut_only_when_filter_ran() -> None:
+    snap = snapshot(numa_node("n", [CELL, CELL]))
+    best_effort = pod([{"cpu": 1000, "memory": GI}], qos="BestEffort")
+    c = cycle(snap, best_effort)
+    nrt_plugin = plugin()
+    before = nrt_plugin.explain(c, 0)
+    assert before is not None and "filter" not in before
+    assert nrt_plugin.filter(c).status(0).ok
+    after = nrt_plugin.explain(c, 0)
+    assert after is not None
+    assert after["filter"] == "admitted: BestEffort pod requesting only native resources"

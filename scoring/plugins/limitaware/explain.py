@@ -11,16 +11,48 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from scoring.framework import MAX_NODE_SCORE, Cycle
 from scoring.plugins.limitaware.limits import BASE_RESOURCES, NON_ZERO, RAW
+from scoring.snapshot import IntArray
 
 if TYPE_CHECKING:
     from scoring.plugins.limitaware.plugin import LimitAware
 
 
-def explain_node(plugin: LimitAware, cycle: Cycle, node: int) -> dict[str, Any]:
+Columns = dict[str, tuple[IntArray, ...]]
+COLUMNS = "LimitAware/explain-columns"
+
+
+def _columns(plugin: LimitAware, cycle: Cycle) -> Columns:
+    """Per resource, whole-cluster arrays built once per cycle: (listed, capacity, allocatable,
+    non-zero node limits, plain node limits)."""
+    cached: Columns | None = cycle.state.get(COLUMNS)
+    if cached is not None:
+        return cached
     snapshot = cycle.snapshot
-    ratios = plugin.ratios(snapshot)
+    ratios, totals = plugin.ratios(snapshot), plugin.totals(snapshot)
+    names = sorted({*plugin.weights, *BASE_RESOURCES, *plugin.pod_limits(cycle).scalars})
+    zeros = np.zeros(len(snapshot), dtype=np.int64)
+    columns: Columns = {}
+    for name in names:
+        listed, capacity = ratios.capacity(name)
+        index = snapshot.resource_index.get(name)
+        allocatable = snapshot.allocatable[:, index] if index is not None else zeros
+        columns[name] = (
+            listed.astype(np.int64),
+            capacity,
+            allocatable,
+            totals.column(NON_ZERO, name),
+            totals.column(RAW, name),
+        )
+    cycle.state[COLUMNS] = columns
+    return columns
+
+
+def explain_node(plugin: LimitAware, cycle: Cycle, node: int) -> dict[str, Any]:
+    ratios = plugin.ratios(cycle.snapshot)
     ratio = ratios.ratio_of(node)
     out: dict[str, Any] = {
         "ratio": {"source": ratio.source, "percentOfAllocatable": dict(ratio.values)},
@@ -30,14 +62,9 @@ def explain_node(plugin: LimitAware, cycle: Cycle, node: int) -> dict[str, Any]:
         out["error"] = problem
         return out
     limits = plugin.pod_limits(cycle)
-    totals = plugin.totals(snapshot)
-    names = sorted({*plugin.weights, *BASE_RESOURCES, *limits.scalars})
     rows = {}
-    for name in names:
-        listed, capacity = (int(a[node]) for a in ratios.capacity(name))
-        column = snapshot.resource_index.get(name)
-        allocatable = int(snapshot.allocatable[node, column]) if column is not None else 0
-        before = int(totals.column(NON_ZERO, name)[node])
+    for name, arrays in _columns(plugin, cycle).items():
+        listed, capacity, allocatable, before, plain = (int(a[node]) for a in arrays)
         after = before + limits.non_zero.get(name, 0)
         row: dict[str, Any] = {
             "limited": bool(listed),
@@ -46,10 +73,7 @@ def explain_node(plugin: LimitAware, cycle: Cycle, node: int) -> dict[str, Any]:
             "nodeLimits": before,
             "podLimit": limits.non_zero.get(name, 0),
             "limitToAllocatable": _ratios(before, after, allocatable),
-            "filter": {
-                "nodeLimits": int(totals.column(RAW, name)[node]),
-                "podLimit": limits.raw.get(name, 0),
-            },
+            "filter": {"nodeLimits": plain, "podLimit": limits.raw.get(name, 0)},
         }
         if name in plugin.weights:
             row["weight"] = plugin.weights[name]

@@ -21,6 +21,7 @@ from scoring.plugins.nrt.topology import SINGLE_NUMA_NODE, NodeNuma, NodeTopolog
 from scoring.quantity import format_amount
 
 NON_GUARANTEED = "non-guaranteed"
+EXEMPT = "exempt"  # Filter skipped the NUMA check (BestEffort, native resources only)
 
 
 @dataclass(frozen=True)

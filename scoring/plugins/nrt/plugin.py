@@ -15,7 +15,7 @@ import numpy as np
 
 from scoring.framework import MAX_NODE_SCORE, Cycle, FilterResult, Plugin, Status
 from scoring.plugins.nrt.args import LEAST_NUMA_NODES
-from scoring.plugins.nrt.explain import NON_GUARANTEED, NodeContext, Seen, explain_node
+from scoring.plugins.nrt.explain import EXEMPT, NON_GUARANTEED, NodeContext, Seen, explain_node
 from scoring.plugins.nrt.filter import admit
 from scoring.plugins.nrt.least_numa import least_numa_score
 from scoring.plugins.nrt.resources import PodNumaView
@@ -65,6 +65,7 @@ class NodeResourceTopologyMatch(Plugin):
         n = len(cycle.snapshot)
         pod = self.pod_view(cycle)
         if self._exempt(pod):
+            cycle.state[FILTER_SEEN] = EXEMPT
             return FilterResult.success(n)
         group_ids, groups = self.state(cycle.snapshot).grouping()
         admissions = [admit(numa, pod) for numa in groups]
@@ -111,8 +112,13 @@ class NodeResourceTopologyMatch(Plugin):
             mode=self.mode,
             strategy=self.strategy,
             pod=pod,
-            exempt=self._exempt(pod) and FILTER_SEEN not in cycle.state,
-            filtered=cycle.state.get(FILTER_SEEN),
+            exempt=cycle.state.get(FILTER_SEEN) == EXEMPT,
+            filtered=_seen(cycle, FILTER_SEEN),
             scored=cycle.state.get(SCORE_SEEN),
         )
         return explain_node(node, context)
+
+
+def _seen(cycle: Cycle, key: str) -> Seen | None:
+    value = cycle.state.get(key)
+    return value if isinstance(value, Seen) else None
