@@ -187,3 +187,15 @@ def test_vector_through_cli(path: Path, tmp_path: Path) -> None:
     for name, score in expected_scores(vector).items():
         assert raw[name] == score, (name, raw)
     check_best_node(vector, raw)
+
+
+DERIVED = [p for p in VECTORS if "scores" in (load(p).get("derived") or {})]
+
+
+@pytest.mark.parametrize("path", DERIVED, ids=lambda p: p.stem)
+def test_derived_scores_of_best_node_vectors(path: Path) -> None:
+    """Where Go asserts only the winner, the README's derived per-node scores (computed by an
+    independent re-implementation) must match too; a cross-check, not part of the contract."""
+    vector = load(path)
+    _, raw = in_process(vector)
+    assert raw == {name.lower(): s for name, s in vector["derived"]["scores"].items()}
