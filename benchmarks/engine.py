@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from scoring.config import load_configuration
-
 from scoring.engine import Engine
 from scoring.objects import parse_pod
 from scoring.snapshot import Snapshot
