@@ -20,3 +20,15 @@ class Role(models.TextChoices):
     VIEWER = "viewer", "Viewer: read everything"
     EDITOR = "editor", "Editor: edit policies"
     OPERATOR = "operator", "Operator: edit and push policies to clusters"
+
+
+class DecisionOutcome(models.TextChoices):
+    SCHEDULED = "scheduled", "A node was selected"
+    UNSCHEDULABLE = "unschedulable", "No node fits"
+    ERROR = "error", "A plugin failed the cycle"
+
+
+class DecisionSource(models.TextChoices):
+    API = "api", "REST API"
+    UI = "ui", "Web UI"
+    WORKER = "worker", "Background evaluation of a pending pod"

@@ -1,0 +1,173 @@
+"""Evaluate a pod (``POST /api/v1/clusters/{id}/evaluate/``) and browse decision history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import django_filters
+import yaml
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status, viewsets
+from rest_framework.generics import get_object_or_404
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from policy import evaluation
+from policy.choices import DecisionOutcome, DecisionSource
+from policy.models import ApiToken, Cluster, PlacementDecision
+from policy.roles import IsViewer
+
+MAX_POD_TEXT = 256 * 1024
+
+
+class PodField(serializers.JSONField):
+    """A Pod manifest as a JSON object, or as YAML/JSON text (as ``kubectl`` prints it)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, str):
+            if len(data) > MAX_POD_TEXT:
+                raise serializers.ValidationError(f"at most {MAX_POD_TEXT} characters")
+            try:
+                data = yaml.safe_load(data)
+            except yaml.YAMLError as exc:
+                raise serializers.ValidationError(f"not valid YAML or JSON: {exc}") from None
+        if not isinstance(data, dict) or data.get("kind", "Pod") != "Pod":
+            raise serializers.ValidationError("expected a v1 Pod object")
+        return super().to_internal_value(data)
+
+
+class EvaluateRequestSerializer(serializers.Serializer[Any]):
+    pod = PodField(help_text="The v1 Pod to place (object, or YAML/JSON text).")
+    configuration = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="Scheduler configuration id; default: the cluster's newest, else defaults.",
+    )
+
+
+class DecisionSummarySerializer(serializers.ModelSerializer[PlacementDecision]):
+    class Meta:
+        model = PlacementDecision
+        fields = [
+            "id",
+            "cluster",
+            "snapshot",
+            "snapshot_taken_at",
+            "pod_namespace",
+            "pod_name",
+            "profile",
+            "configuration_id",
+            "configuration_version",
+            "selected_node",
+            "outcome",
+            "message",
+            "feasible_nodes",
+            "total_nodes",
+            "source",
+            "created",
+        ]
+
+
+class DecisionSerializer(DecisionSummarySerializer):
+    """A stored decision with the engine's full explanation (the engine contract's JSON)."""
+
+    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta(DecisionSummarySerializer.Meta):
+        fields = [*DecisionSummarySerializer.Meta.fields, "requested_by", "pod", "explanation"]
+
+
+class DecisionFilterSet(django_filters.FilterSet):
+    pod = django_filters.CharFilter(field_name="pod_name", help_text="Pod name (exact).")
+    namespace = django_filters.CharFilter(field_name="pod_namespace")
+    node = django_filters.CharFilter(field_name="selected_node")
+    profile = django_filters.CharFilter(field_name="profile")
+    outcome = django_filters.ChoiceFilter(choices=DecisionOutcome.choices)
+    source = django_filters.ChoiceFilter(choices=DecisionSource.choices)
+    created_after = django_filters.IsoDateTimeFilter(field_name="created", lookup_expr="gte")
+    created_before = django_filters.IsoDateTimeFilter(field_name="created", lookup_expr="lt")
+
+    class Meta:
+        model = PlacementDecision
+        fields = ["cluster", "pod", "namespace", "node", "profile", "outcome", "source"]
+
+
+class DecisionPagination(CursorPagination):
+    """Cursor pagination: stable pages while new decisions keep arriving."""
+
+    ordering = ("-created", "-id")
+    page_size = 50
+    page_size_query_param = "limit"
+    max_page_size = 500
+
+
+class DecisionViewSet(viewsets.ReadOnlyModelViewSet[PlacementDecision]):
+    """Placement decisions, newest first; the list omits the (large) explanation."""
+
+    queryset = PlacementDecision.objects.select_related("requested_by")
+    permission_classes = [IsViewer]
+    filterset_class = DecisionFilterSet
+    pagination_class = DecisionPagination
+    ordering_fields: list[str] = []
+
+    def get_queryset(self) -> Any:
+        queryset = super().get_queryset()
+        if self.action == "list":
+            queryset = queryset.defer("explanation", "pod")
+        return queryset
+
+    def get_serializer_class(self) -> Any:
+        return DecisionSummarySerializer if self.action == "list" else DecisionSerializer
+
+
+def decision_response(decision: PlacementDecision) -> dict[str, Any]:
+    """The engine contract's JSON plus the record's ids."""
+    return {
+        **decision.explanation,
+        "id": decision.pk,
+        "cluster": decision.cluster_id,
+        "snapshot": decision.snapshot_id,
+        "snapshotTakenAt": decision.snapshot_taken_at.isoformat(),
+        "configuration": decision.configuration_id,
+        "configurationVersion": decision.configuration_version,
+        "outcome": decision.outcome,
+        "created": decision.created.isoformat(),
+    }
+
+
+class EvaluateView(APIView):
+    """Place a pod on the cluster's newest snapshot with the engine, explain it, record it."""
+
+    permission_classes = [IsViewer]
+
+    @extend_schema(
+        request=EvaluateRequestSerializer,
+        responses={
+            201: OpenApiResponse(description="The decision: engine contract JSON plus ids."),
+            400: OpenApiResponse(description="Bad pod, configuration or cluster state."),
+            404: OpenApiResponse(description="No such cluster."),
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        cluster = get_object_or_404(Cluster, pk=pk)
+        payload = EvaluateRequestSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        token = request.auth if isinstance(request.auth, ApiToken) else None
+        try:
+            decision = evaluation.evaluate_pod(
+                cluster,
+                payload.validated_data["pod"],
+                configuration_id=payload.validated_data.get("configuration"),
+                user=request.user,
+                source=DecisionSource.API,
+                token_name=token.name if token else "",
+            )
+        except evaluation.EvaluationError as exc:
+            body: dict[str, Any] = {exc.field: [str(exc)]}
+            if exc.errors:
+                body["errors"] = exc.errors
+            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        return Response(decision_response(decision), status=status.HTTP_201_CREATED)

@@ -1,0 +1,142 @@
+"""Evaluate a pod against a cluster's newest snapshot and keep the decision (a service).
+
+The engine runs with "now" set to the snapshot's time, so a decision depends only on what was
+stored (NodeMetric freshness is judged as it was when the snapshot was taken) and can be
+reproduced exactly later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import transaction
+
+from policy import models as policy_models
+from policy.choices import DecisionOutcome, DecisionSource
+from policy.engine import document_digest, engine_for, snapshot_for
+from policy.models import Cluster, ClusterSnapshot, PlacementDecision
+from scoring.decision import Decision
+from scoring.errors import ConfigurationInvalid, InputError
+from scoring.objects import parse_pod
+
+
+class EvaluationError(ValueError):
+    """The inputs cannot be evaluated; ``field`` names the input at fault."""
+
+    def __init__(self, field: str, message: str, errors: list[dict[str, Any]] | None = None):
+        super().__init__(message)
+        self.field = field
+        self.errors = errors or []
+
+
+@dataclass(frozen=True)
+class ConfigurationChoice:
+    document: Mapping[str, Any] | None
+    id: int | None
+    version: int | None
+
+
+def choose_configuration(cluster: Cluster, configuration_id: int | None) -> ConfigurationChoice:
+    """The named configuration of ``cluster``, else its newest, else kube-scheduler's defaults."""
+    model = getattr(policy_models, "SchedulerConfiguration", None)
+    if model is None:
+        if configuration_id is not None:
+            raise EvaluationError("configuration", "no scheduler configurations exist yet")
+        return ConfigurationChoice(None, None, None)
+    candidates = model.objects.filter(cluster=cluster)
+    if configuration_id is not None:
+        chosen = candidates.filter(pk=configuration_id).first()
+        if chosen is None:
+            raise EvaluationError(
+                "configuration", f"cluster {cluster.name} has no configuration {configuration_id}"
+            )
+    else:
+        chosen = candidates.order_by("-id").first()
+    if chosen is None:
+        return ConfigurationChoice(None, None, None)
+    return ConfigurationChoice(chosen.to_document(), chosen.pk, chosen.version)
+
+
+def _latest_snapshot(cluster: Cluster) -> ClusterSnapshot:
+    stored = cluster.latest_snapshot()
+    if stored is None:
+        raise EvaluationError("cluster", f"cluster {cluster.name} has no snapshot yet")
+    return stored
+
+
+def _outcome(decision: Decision) -> str:
+    if decision.error is not None:
+        return DecisionOutcome.ERROR
+    if decision.selected_node is None:
+        return DecisionOutcome.UNSCHEDULABLE
+    return DecisionOutcome.SCHEDULED
+
+
+def inputs_digest(pod: Mapping[str, Any], snapshot_id: int, config_digest: str) -> str:
+    """Identifies a decision's inputs, so an unchanged pending pod is not re-evaluated."""
+    canonical = json.dumps([pod, snapshot_id, config_digest], sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def run(
+    cluster: Cluster, manifest: Mapping[str, Any], configuration_id: int | None = None
+) -> tuple[Decision, ClusterSnapshot, ConfigurationChoice]:
+    """Evaluate without recording: the engine's decision and what it was made from."""
+    stored = _latest_snapshot(cluster)
+    try:
+        pod = parse_pod(manifest)
+    except InputError as exc:
+        raise EvaluationError("pod", str(exc)) from None
+    choice = choose_configuration(cluster, configuration_id)
+    try:
+        engine = engine_for(choice.document)
+        return engine.evaluate(pod, snapshot_for(stored), stored.taken_at), stored, choice
+    except ConfigurationInvalid as exc:
+        errors = [e.to_dict() for e in exc.errors]
+        raise EvaluationError("configuration", "the configuration is invalid", errors) from None
+    except InputError as exc:
+        raise EvaluationError("pod", str(exc)) from None
+
+
+def evaluate_pod(
+    cluster: Cluster,
+    manifest: Mapping[str, Any],
+    *,
+    configuration_id: int | None = None,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+    source: str = DecisionSource.API,
+    token_name: str = "",
+) -> PlacementDecision:
+    """Evaluate ``manifest`` on the cluster's newest snapshot and record the decision."""
+    decision, stored, choice = run(cluster, manifest, configuration_id)
+    digest = document_digest(choice.document)
+    explanation = decision.to_dict()
+    with transaction.atomic():
+        return PlacementDecision.objects.create(
+            cluster=cluster,
+            snapshot=stored,
+            snapshot_taken_at=stored.taken_at,
+            pod_namespace=decision.cycle.pod.namespace,
+            pod_name=decision.cycle.pod.name,
+            pod_uid=decision.cycle.pod.uid,
+            pod=dict(manifest),
+            profile=decision.profile,
+            configuration_id=choice.id,
+            configuration_version=choice.version,
+            configuration_digest=digest,
+            selected_node=decision.selected_node or "",
+            outcome=_outcome(decision),
+            message=explanation.get("message", ""),
+            feasible_nodes=len(decision.feasible),
+            total_nodes=len(decision.cycle.snapshot),
+            explanation=explanation,
+            requested_by=user if user is not None and user.is_authenticated else None,
+            source=source,
+            token_name=token_name,
+            inputs_digest=inputs_digest(manifest, stored.pk, digest),
+        )

@@ -1,0 +1,61 @@
+"""Placement decisions: what the engine decided for a pod, and why, kept as history."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from policy.choices import DecisionOutcome, DecisionSource
+from policy.models.clusters import Cluster, ClusterSnapshot
+
+
+class PlacementDecision(models.Model):
+    """One evaluation of a pod: the inputs that identify it and the engine's full explanation.
+
+    ``explanation`` is the engine contract's JSON (every node's filter results and scores), so
+    a decision can be shown again exactly as it was made, whatever the cluster did since.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="decisions")
+    snapshot = models.ForeignKey(
+        ClusterSnapshot, null=True, on_delete=models.SET_NULL, related_name="decisions"
+    )
+    snapshot_taken_at = models.DateTimeField(help_text="When the evaluated snapshot was taken.")
+    pod_namespace = models.CharField(max_length=253)
+    pod_name = models.CharField(max_length=253)
+    pod_uid = models.CharField(max_length=64, blank=True)
+    pod = models.JSONField(help_text="The Pod manifest as evaluated.")
+    profile = models.CharField(max_length=253, help_text="The profile's schedulerName.")
+    configuration_id = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Scheduler configuration evaluated (none: defaults)."
+    )
+    configuration_version = models.PositiveIntegerField(null=True, blank=True)
+    configuration_digest = models.CharField(
+        max_length=64, help_text="SHA-256 of the evaluated KubeSchedulerConfiguration document."
+    )
+    selected_node = models.CharField(max_length=253, blank=True)
+    outcome = models.CharField(max_length=16, choices=DecisionOutcome.choices)
+    message = models.TextField(blank=True, help_text="Why no node fits, as kube-scheduler says it.")
+    feasible_nodes = models.PositiveIntegerField()
+    total_nodes = models.PositiveIntegerField()
+    explanation = models.JSONField(help_text="The engine's decision, node by node.")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    source = models.CharField(max_length=16, choices=DecisionSource.choices)
+    token_name = models.CharField(max_length=100, blank=True)
+    inputs_digest = models.CharField(
+        max_length=64, db_index=True, help_text="Pod + snapshot + configuration, to skip repeats."
+    )
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [
+            models.Index(fields=["cluster", "-created"], name="decision_cluster_created"),
+            models.Index(fields=["pod_namespace", "pod_name"], name="decision_pod"),
+            models.Index(fields=["selected_node"], name="decision_node"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pod_namespace}/{self.pod_name} → {self.selected_node or self.outcome}"
