@@ -1,0 +1,146 @@
+"""Evaluating pods through the API, and the decision history it leaves."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+
+from policy.engine import clear_caches
+from policy.models import ClusterSnapshot, PlacementDecision
+from tests.scoring.builders import make_container, make_pod
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches() -> None:
+    clear_caches()  # snapshot ids are reused across test databases
+
+
+def small_pod(name: str = "web-1", **resources: str) -> dict[str, Any]:
+    return make_pod(name, containers=[make_container("app", resources or {"cpu": "100m"})])
+
+
+def evaluate(api_client: Any, snapshot: ClusterSnapshot, body: dict[str, Any]) -> Any:
+    return api_client.post(f"/api/v1/clusters/{snapshot.cluster_id}/evaluate/", body, format="json")
+
+
+def test_viewer_evaluates_a_pod_and_the_decision_is_recorded(
+    api_client: Any, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    api_client.force_login(viewer)
+    response = evaluate(api_client, demo_snapshot, {"pod": small_pod()})
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["pod"] == "default/web-1"
+    assert body["profile"] == "default-scheduler"
+    assert body["selectedNode"] == body["nodes"][0]["name"]
+    assert body["outcome"] == "scheduled"
+    assert len(body["nodes"]) == body["totalNodes"] == 12
+    stored = PlacementDecision.objects.get(pk=body["id"])
+    assert stored.selected_node == body["selectedNode"]
+    assert stored.requested_by == viewer
+    assert stored.snapshot_id == demo_snapshot.pk
+    assert stored.explanation["nodes"] == body["nodes"]
+
+
+def test_unschedulable_pod_gets_kube_scheduler_style_message(
+    api_client: Any, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    api_client.force_login(viewer)
+    response = evaluate(api_client, demo_snapshot, {"pod": small_pod("huge", cpu="10000")})
+    body = response.json()
+    assert body["selectedNode"] is None
+    assert body["outcome"] == "unschedulable"
+    assert body["message"].startswith("0/12 nodes are available:")
+    assert "Insufficient cpu" in body["message"]
+    filtered = body["nodes"][0]
+    fit = next(f for f in filtered["filters"] if f["plugin"] == "NodeResourcesFit")
+    assert fit["reason"].startswith("Insufficient cpu")
+
+
+def test_pod_as_yaml_text(api_client: Any, viewer: User, demo_snapshot: ClusterSnapshot) -> None:
+    api_client.force_login(viewer)
+    text = json.dumps(small_pod("from-text"))
+    response = evaluate(api_client, demo_snapshot, {"pod": text})
+    assert response.status_code == 201
+    assert response.json()["pod"] == "default/from-text"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "pod"),
+        ({"pod": "a: [unclosed"}, "pod"),
+        ({"pod": {"kind": "Deployment"}}, "pod"),
+        ({"pod": {"kind": "Pod", "metadata": {}}}, "pod"),
+        ({"pod": small_pod(cpu="lots")}, "pod"),
+        ({"pod": {**small_pod(), "spec": {"schedulerName": "nope", "containers": []}}}, "pod"),
+        ({"pod": small_pod(), "configuration": 99}, "configuration"),
+    ],
+)
+def test_bad_input_is_a_400_naming_the_field(
+    api_client: Any, viewer: User, demo_snapshot: ClusterSnapshot, body: Any, field: str
+) -> None:
+    api_client.force_login(viewer)
+    response = evaluate(api_client, demo_snapshot, body)
+    assert response.status_code == 400, response.content
+    assert field in response.json()
+    assert PlacementDecision.objects.count() == 0
+
+
+def test_cluster_without_snapshot_is_a_400(api_client: Any, viewer: User) -> None:
+    from policy.models import Cluster
+
+    cluster = Cluster.objects.create(name="empty")
+    api_client.force_login(viewer)
+    response = api_client.post(
+        f"/api/v1/clusters/{cluster.pk}/evaluate/", {"pod": small_pod()}, format="json"
+    )
+    assert response.status_code == 400
+    assert "no snapshot" in response.json()["cluster"][0]
+
+
+def test_unknown_cluster_is_a_404(api_client: Any, viewer: User) -> None:
+    api_client.force_login(viewer)
+    response = api_client.post(
+        "/api/v1/clusters/999/evaluate/", {"pod": small_pod()}, format="json"
+    )
+    assert response.status_code == 404
+
+
+def test_anonymous_and_roleless_users_cannot_evaluate(
+    api_client: Any, nobody: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    assert evaluate(api_client, demo_snapshot, {"pod": small_pod()}).status_code == 401
+    api_client.force_login(nobody)
+    assert evaluate(api_client, demo_snapshot, {"pod": small_pod()}).status_code == 403
+
+
+def test_decision_history_filters_and_cursor_pages(
+    api_client: Any, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    api_client.force_login(viewer)
+    for i in range(3):
+        evaluate(api_client, demo_snapshot, {"pod": small_pod(f"web-{i}")})
+    evaluate(api_client, demo_snapshot, {"pod": small_pod("huge", cpu="10000")})
+    listing = api_client.get("/api/v1/decisions/", {"limit": 2}).json()
+    assert [d["pod_name"] for d in listing["results"]] == ["huge", "web-2"]
+    assert "explanation" not in listing["results"][0]
+    second = api_client.get(listing["next"]).json()
+    assert [d["pod_name"] for d in second["results"]] == ["web-1", "web-0"]
+    unschedulable = api_client.get("/api/v1/decisions/", {"outcome": "unschedulable"}).json()
+    assert [d["pod_name"] for d in unschedulable["results"]] == ["huge"]
+    node = second["results"][0]["selected_node"]
+    by_node = api_client.get("/api/v1/decisions/", {"node": node}).json()["results"]
+    assert by_node and all(d["selected_node"] == node for d in by_node)
+    detail = api_client.get(f"/api/v1/decisions/{unschedulable['results'][0]['id']}/").json()
+    assert detail["explanation"]["selectedNode"] is None
+    assert detail["requested_by"] == viewer.username
+    assert (
+        api_client.get("/api/v1/decisions/", {"pod": "web-0"}).json()["results"][0]["pod_name"]
+        == "web-0"
+    )
