@@ -196,3 +196,119 @@ def run_plugin(
 
 def at(now: str, seconds: float) -> datetime:
     return parse_time(now) + timedelta(seconds=seconds)
+
+
+# -- compact builders for tests (same shapes as the vectors) ------------------------------------
+
+GI = 1 << 30
+CORES = 1000  # cpu amounts are millicores: 96 * CORES is 96 cores
+BIG_NODE = {"cpu": 96 * CORES, "memory": 512 * GI}
+
+
+def node(
+    name: str = "test-node-1",
+    allocatable: Mapping[str, int] | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "allocatable": dict(BIG_NODE if allocatable is None else allocatable),
+        "annotations": dict(annotations or {}),
+        "labels": {},
+    }
+
+
+def metric(
+    usage: Mapping[str, int] | None,
+    *,
+    node: str = "test-node-1",
+    age: float | None = 0,
+    interval: int | None = 60,
+    pods: Sequence[Mapping[str, Any]] = (),
+    aggregated: Sequence[Mapping[str, Any]] = (),
+    system: Mapping[str, int] | None = None,
+) -> dict[str, Any]:
+    """A ``node_metrics[]`` entry; ``usage=None`` means status.nodeMetric is nil."""
+    out: dict[str, Any] = {
+        "node": node,
+        "update_age_seconds": age,
+        "report_interval_seconds": interval,
+        "node_usage": None if usage is None else dict(usage),
+        "pods_usage": list(pods),
+        "aggregated": list(aggregated),
+    }
+    if system is not None:
+        out["system_usage"] = dict(system)
+    return out
+
+
+def pod_usage(
+    name: str, usage: Mapping[str, int], priority: str | None = None, namespace: str = "default"
+) -> dict[str, Any]:
+    return {"namespace": namespace, "name": name, "usage": dict(usage), "priority_class": priority}
+
+
+def pod(
+    name: str = "test-pod",
+    requests: Mapping[str, int] | None = None,
+    limits: Mapping[str, int] | None = None,
+    *,
+    priority: int | None = None,
+    node: str | None = None,
+    scheduled_age: float | None = None,
+    initialized_age: float | None = None,
+    annotations: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    owner_kinds: Sequence[str] = (),
+    phase: str | None = None,
+) -> dict[str, Any]:
+    """A vector pod; with ``node`` it is bound there, PodScheduled ``scheduled_age`` seconds ago
+    (at "now" when None)."""
+    out: dict[str, Any] = {
+        "namespace": "default",
+        "name": name,
+        "requests": dict(requests or {}),
+        "limits": dict(limits or {}),
+        "annotations": dict(annotations or {}),
+        "labels": dict(labels or {}),
+        "priority": priority,
+        "owner_kinds": list(owner_kinds),
+        "phase": phase,
+    }
+    if node is not None:
+        out.update(
+            node=node,
+            pod_scheduled_condition=scheduled_age is not None,
+            scheduled_age_seconds=scheduled_age or 0,
+            initialized_age_seconds=initialized_age,
+        )
+    return out
+
+
+def vector(
+    args: Mapping[str, Any] | None = None,
+    *,
+    nodes: Sequence[Mapping[str, Any]] | None = None,
+    metrics: Sequence[Mapping[str, Any]] = (),
+    existing: Sequence[Mapping[str, Any]] = (),
+    incoming: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "kind": "plugin",
+        "args": dict(args or {}),
+        "nodes": list(nodes if nodes is not None else [node()]),
+        "node_metrics": list(metrics),
+        "existing_pods": list(existing),
+        "pod": dict(incoming) if incoming is not None else None,
+    }
+
+
+def verdicts(v: Mapping[str, Any], now: str = NOW) -> dict[str, str | None]:
+    """Each node's filter message (None = Success), in process."""
+    _, cycle, result, _ = run_plugin(v, now)
+    return {name: result.status(i).message for name, i in cycle.snapshot.index.items()}
+
+
+def scores(v: Mapping[str, Any], now: str = NOW) -> dict[str, int]:
+    _, cycle, _, raw = run_plugin(v, now)
+    return {name: int(raw[i]) for name, i in cycle.snapshot.index.items()}
