@@ -319,7 +319,7 @@ _PLUGINS = (
     ),
     PluginSpec(
         "LimitAware",
-        ("preFilter", "filter", "score", "reserve"),
+        ("preFilter", "filter", "preScore", "score", "reserve"),
         KOORDINATOR,
         "Resource-limit-aware filtering and scoring (Koordinator LimitAware, KEP-217).",
         args_kind="LimitAwareArgs",
