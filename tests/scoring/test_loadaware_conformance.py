@@ -45,7 +45,8 @@ def test_every_vector_is_covered() -> None:
 def test_plugin_vector_through_cli(tmp_path: Path, name: str, vector: dict[str, Any]) -> None:
     expect = vector["expect"]
     cfg = config(vector["args"], filter_plugin="filter" in expect, score_plugin="score" in expect)
-    decision = evaluate(tmp_path, cluster_objects(vector), incoming_pod(vector), config=cfg, now=NOW)
+    objects = cluster_objects(vector)
+    decision = evaluate(tmp_path, objects, incoming_pod(vector), config=cfg, now=NOW)
     for node, want in (expect.get("filter") or {}).items():
         got = next(f for f in node_result(decision, node)["filters"] if f["plugin"] == PLUGIN)
         assert got["code"] == (want["code"] or "Success")

@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from scoring.framework import MAX_NODE_SCORE
 from scoring.plugins.loadaware.args import LoadAwareArgs
 from scoring.plugins.loadaware.duration import SECOND, format_duration
+from scoring.plugins.loadaware.estimator import go_round
 from scoring.plugins.loadaware.filter import (
     REASON_AGGREGATED_USAGE,
     REASON_EXPIRED,
@@ -25,10 +27,9 @@ from scoring.plugins.loadaware.filter import (
     ThresholdChoice,
     choose,
     expired_nodes,
-    usage_percent,
 )
-from scoring.plugins.loadaware.nodemetric import EPOCH
-from scoring.plugins.loadaware.score import combine, least_used, score_kind
+from scoring.plugins.loadaware.nodemetric import EPOCH, wrap_int64
+from scoring.plugins.loadaware.score import score_kind
 from scoring.plugins.loadaware.state import IncomingPod, LoadAwareState
 from scoring.plugins.loadaware.usage import UsageKind, base_usage, source_label
 from scoring.snapshot import IntArray
@@ -155,6 +156,19 @@ def _filter(
     return _usage_check(args, state, pod, choice, thresholds, node)
 
 
+def _percent(used: int, total: int) -> int:
+    """``int64(math.Round(float64(used) / float64(total) * 100))`` for one value."""
+    return int(go_round(float(used) / float(total) * 100))
+
+
+def _node_usage(
+    kind: UsageKind, state: LoadAwareState, node: int
+) -> tuple[list[int], list[int], bool]:
+    """(measured, existing pods' estimate, window found) of one node, as Python ints."""
+    base = base_usage(kind, state.metrics, state.cache, np.array([node]))
+    return base.measured[:, 0].tolist(), base.estimated[:, 0].tolist(), bool(base.window_found[0])
+
+
 def _usage_check(
     args: LoadAwareArgs,
     state: LoadAwareState,
@@ -163,36 +177,32 @@ def _usage_check(
     thresholds: dict[str, Any],
     node: int,
 ) -> dict[str, Any]:
-    rows = np.array([node])
-    base = base_usage(choice.kind, state.metrics, state.cache, rows)
-    measured, existing = base.measured[:, 0], base.estimated[:, 0]
-    total = base.total[:, 0] + pod.estimate
-    allocatable = state.allocatable[:, node]
-    percent = usage_percent(total, allocatable)
-    measured_percent = usage_percent(measured, allocatable)
+    """Step 6 for one node, in scalar Go arithmetic (an independent check of the vector path)."""
+    measured, existing, found = _node_usage(choice.kind, state, node)
+    incoming = pod.estimate.tolist()
+    allocatable = state.allocatable[:, node].tolist()
     resources: dict[str, Any] = {}
     failing: str | None = None
     for k, name in enumerate(state.resources):
+        total = measured[k] + existing[k] + incoming[k]
         limit = choice.thresholds[k]
-        checked = bool(limit != 0 and allocatable[k] != 0)
-        exceeds = bool(checked and percent[k] > limit)
+        checked = limit != 0 and allocatable[k] != 0
+        percent = _percent(total, allocatable[k]) if allocatable[k] else None
+        exceeds = checked and percent is not None and percent > limit
         if exceeds and failing is None:
             failing = name
         resources[name] = {
-            "allocatable": int(allocatable[k]),
-            "measured": int(measured[k]),
-            "existingPodsEstimated": int(existing[k]),
-            "incomingEstimated": int(pod.estimate[k]),
-            "estimated": int(total[k]),
-            "usagePercent": int(percent[k]) if allocatable[k] else None,
-            "measuredPercent": int(measured_percent[k]) if allocatable[k] else None,
+            "allocatable": allocatable[k],
+            "measured": measured[k],
+            "existingPodsEstimated": existing[k],
+            "incomingEstimated": incoming[k],
+            "estimated": total,
+            "usagePercent": percent,
+            "measuredPercent": _percent(measured[k], allocatable[k]) if allocatable[k] else None,
             "threshold": limit,
             "checked": checked,
             "exceeds": exceeds,
         }
-    source = source_label(
-        choice.kind, bool(base.window_found[0]), include_sys=args.prod_usage_include_sys
-    )
     reason = None
     if failing is not None:
         template = REASON_AGGREGATED_USAGE if choice.aggregated else REASON_USAGE
@@ -203,7 +213,7 @@ def _usage_check(
         "passed": failing is None,
         "reason": reason,
         "thresholds": thresholds,
-        "usageSource": source,
+        "usageSource": source_label(choice.kind, found, include_sys=args.prod_usage_include_sys),
         "resources": resources,
         "summary": _summary(limiting, resources, choice) if limiting else "no resource is checked",
     }
@@ -254,22 +264,41 @@ def _score(
         return {**out, "score": 0, "why": "NodeMetric expired"}
     if not metrics.has_info[node]:
         return {**out, "score": 0, "why": "NodeMetric has no usage"}
-    base = base_usage(kind, metrics, state.cache, np.array([node]))
-    used = base.total + pod.column
-    allocatable = state.allocatable[:, [node]]
-    per_resource = least_used(used, allocatable)
-    score = int(combine(per_resource, weights, args.dominant_resource_weight)[0])
-    out["usageSource"] = _score_source(kind, bool(base.window_found[0]), args)
+    measured, existing, found = _node_usage(kind, state, node)
+    incoming = pod.estimate.tolist()
+    allocatable = state.allocatable[:, node].tolist()
+    used = [m + e + i for m, e, i in zip(measured, existing, incoming, strict=True)]
+    per_resource = [_least_used(u, a) for u, a in zip(used, allocatable, strict=True)]
+    weight_list = weights.tolist()
+    node_score = sum(s * w for s, w in zip(per_resource, weight_list, strict=True))
+    dominant = args.dominant_resource_weight
+    if dominant:
+        node_score += min([MAX_NODE_SCORE, *per_resource]) * dominant
+    weight_sum = sum(weight_list) + dominant
+    out["usageSource"] = _score_source(kind, found, args)
     out["resources"] = {
         name: {
-            "used": int(used[k, 0]),
-            "allocatable": int(allocatable[k, 0]),
-            "score": int(per_resource[k, 0]),
-            "weight": int(weights[k]),
+            "used": used[k],
+            "allocatable": allocatable[k],
+            "score": per_resource[k],
+            "weight": weight_list[k],
         }
         for k, name in enumerate(state.resources)
     }
-    return {**out, "score": score}
+    return {**out, "score": _go_div(node_score, weight_sum) if weight_sum > 0 else 0}
+
+
+def _go_div(numerator: int, denominator: int) -> int:
+    """int64 division, truncating toward zero."""
+    quotient = abs(numerator) // abs(denominator)
+    return -quotient if (numerator < 0) != (denominator < 0) else quotient
+
+
+def _least_used(used: int, capacity: int) -> int:
+    """``leastUsedScore``, with Go's int64 wrap-around on the multiplication."""
+    if capacity == 0 or used > capacity:
+        return 0
+    return _go_div(wrap_int64((capacity - used) * MAX_NODE_SCORE), capacity)
 
 
 def _score_source(kind: UsageKind, found: bool, args: LoadAwareArgs) -> str:
@@ -280,7 +309,10 @@ def _estimated_pods(state: LoadAwareState, node: int) -> dict[str, Any]:
     """Existing pods whose estimate still counts (``nodeDeltaPods`` / ``prodDeltaPods``)."""
     metric = state.metrics.parsed[node]
     records = list(state.cache.records[node].values())
-    if metric is None or not records:
+    cache = state.cache
+    # Deltas are never negative: zero sums mean no pod adds anything (the common, cheap case).
+    idle = not cache.node_delta[:, node].any() and not cache.prod_delta[:, node].any()
+    if metric is None or not records or idle:
         return {"count": 0, "pods": []}
     node_delta, prod_delta, _, _ = state.cache.contributions(records, [metric] * len(records))
     listed = []

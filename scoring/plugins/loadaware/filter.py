@@ -70,15 +70,8 @@ def choose(profile: ThresholdProfile, pod_is_prod: bool) -> ThresholdChoice:
     return ThresholdChoice("node", NODE_USAGE, profile.usage, profile.usage_source)
 
 
-def round_half_away(x: FloatArray) -> FloatArray:
-    """Go's ``math.Round`` element-wise (exact: ``x - trunc(x)`` is exact in float64)."""
-    whole = np.trunc(x)
-    result: FloatArray = whole + np.where(np.abs(x - whole) >= 0.5, np.sign(x), 0.0)
-    return result
-
-
 def exceeds(ratio: FloatArray, bounds: FloatArray) -> BoolArray:
-    """``round_half_away(ratio) > limit`` with ``bounds = limit + 0.5``, in fewer operations.
+    """Go's ``int64(math.Round(ratio)) > limit`` with ``bounds = limit + 0.5``, vectorized.
 
     For integer L, ``round(x) > L`` iff ``round(x) >= L + 1``; rounding half away from zero, that
     is ``x >= L + 0.5`` for ``x >= 0`` and ``x > L + 0.5`` for ``x < 0`` (-1.5 rounds to -2).
@@ -86,12 +79,6 @@ def exceeds(ratio: FloatArray, bounds: FloatArray) -> BoolArray:
     """
     result: BoolArray = (ratio > bounds) | ((ratio == bounds) & (ratio >= 0))
     return result
-
-
-def usage_percent(estimated: IntArray, allocatable: IntArray) -> FloatArray:
-    """``math.Round(float64(estimated) / float64(total) * 100)``; rows with total 0 give 0."""
-    safe = np.where(allocatable == 0, 1, allocatable).astype(np.float64)
-    return round_half_away(estimated.astype(np.float64) / safe * 100.0)
 
 
 def expired_nodes(args: LoadAwareArgs, state: LoadAwareState, now: datetime) -> BoolArray:
@@ -158,44 +145,60 @@ def _build_plan(state: LoadAwareState, pod_is_prod: bool) -> FilterPlan:
     )
 
 
-def estimated_usage(state: LoadAwareState, plan: FilterPlan, pod: IncomingPod) -> IntArray:
-    """Base usage of each node's kind plus the incoming estimate, for all nodes."""
+def estimated_usage(
+    state: LoadAwareState, plan: FilterPlan, pod: IncomingPod, rows: IntArray | None = None
+) -> IntArray:
+    """Base usage of each node's kind plus the incoming estimate, for nodes ``rows`` (all when
+    None)."""
+    pick = slice(None) if rows is None else rows
     kind, _ = plan.kinds[0]
-    total = base_usage(kind, state.metrics, state.cache).total
+    total = base_usage(kind, state.metrics, state.cache, rows).total
     for kind, nodes in plan.kinds[1:]:
-        total = np.where(nodes, base_usage(kind, state.metrics, state.cache).total, total)
+        usage = base_usage(kind, state.metrics, state.cache, rows).total
+        total = np.where(nodes[pick], usage, total)
     result: IntArray = total + pod.column
     return result
 
 
 def filter_nodes(
-    args: LoadAwareArgs, state: LoadAwareState, pod: IncomingPod, now: datetime
+    args: LoadAwareArgs,
+    state: LoadAwareState,
+    pod: IncomingPod,
+    now: datetime,
+    rows: IntArray | None = None,
 ) -> FilterResult:
+    """The Filter on nodes ``rows`` (all when None); the result is aligned with them."""
     metrics = state.metrics
-    n = len(metrics.present)
+    pick = slice(None) if rows is None else rows
+    n = len(metrics.present) if rows is None else len(rows)
     if pod.daemonset:
         return FilterResult.success(n)
     plan = filter_plan(state, pod.prod)
-    checked = plan.candidates
+    checked = plan.candidates[pick]
     failures: list[tuple[BoolArray, Status]] = []
     if args.filter_expired_node_metrics and args.node_metric_expiration_seconds is not None:
-        expired = checked & expired_nodes(args, state, now)
+        expired = checked & expired_nodes(args, state, now)[pick]
         if args.enable_schedule_when_node_metrics_expired is False:
             failures.append((expired, unschedulable(REASON_EXPIRED)))
         checked = checked & ~expired
-    checked = checked & metrics.has_info
+    checked = checked & metrics.has_info[pick]
     if checked.any():
-        failures.extend(_usage_failures(state, plan, pod, checked))
+        failures.extend(_usage_failures(state, plan, pod, checked, rows))
     return FilterResult.from_masks(n, failures)
 
 
 def _usage_failures(
-    state: LoadAwareState, plan: FilterPlan, pod: IncomingPod, checked: BoolArray
+    state: LoadAwareState,
+    plan: FilterPlan,
+    pod: IncomingPod,
+    checked: BoolArray,
+    rows: IntArray | None,
 ) -> list[tuple[BoolArray, Status]]:
     """Step 6 on the ``checked`` nodes: one mask per (first failing resource, reason kind)."""
-    estimated = estimated_usage(state, plan, pod)
-    ratio = estimated.astype(np.float64) / state.allocatable_float * 100.0
-    fail = plan.checked_limits & exceeds(ratio, plan.bounds) & checked
+    pick = slice(None) if rows is None else rows
+    estimated = estimated_usage(state, plan, pod, rows)
+    ratio = estimated.astype(np.float64) / state.allocatable_float[:, pick] * 100.0
+    fail = plan.checked_limits[:, pick] & exceeds(ratio, plan.bounds[:, pick]) & checked
     # First failing resource per node, one row at a time (cheaper than reductions over rows).
     first = np.full(len(checked), len(state.resources), dtype=np.int64)
     for k in reversed(range(len(state.resources))):
@@ -203,7 +206,7 @@ def _usage_failures(
     failing = first < len(state.resources)
     if not failing.any():
         return []
-    code = first * 2 + plan.aggregated
+    code = first * 2 + plan.aggregated[pick]
     out: list[tuple[BoolArray, Status]] = []
     for value in np.unique(code[failing]):
         column, is_agg = divmod(int(value), 2)

@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from scoring.framework import SUCCESS, Cycle, FilterResult, Plugin, Status
+from scoring.framework import CLOCK, SUCCESS, Cycle, FilterResult, Plugin, Status
 from scoring.plugins.loadaware.args import LoadAwareArgs
 from scoring.plugins.loadaware.explain import explain_node
 from scoring.plugins.loadaware.filter import filter_nodes
 from scoring.plugins.loadaware.score import score_nodes
 from scoring.plugins.loadaware.state import IncomingPod, LoadAwareState
-from scoring.snapshot import IntArray
+from scoring.snapshot import NODE_EVENT, NODE_METRIC_EVENT, POD_EVENT, IntArray
 
 
 class LoadAwareScheduling(Plugin):
@@ -27,6 +27,7 @@ class LoadAwareScheduling(Plugin):
 
     name = "LoadAwareScheduling"
     points = frozenset({"preFilter", "filter", "score", "reserve"})
+    depends_on = frozenset({POD_EVENT, NODE_EVENT, NODE_METRIC_EVENT, CLOCK})
 
     def __init__(self, args: Mapping[str, Any]) -> None:
         super().__init__(args)
@@ -60,6 +61,9 @@ class LoadAwareScheduling(Plugin):
         state = self.state(cycle)
         cycle.state[f"{self._key}:filtered"] = True
         return filter_nodes(self.config, state, self.incoming(cycle), cycle.now)
+
+    def filter_nodes(self, cycle: Cycle, nodes: IntArray) -> FilterResult:
+        return filter_nodes(self.config, self.state(cycle), self.incoming(cycle), cycle.now, nodes)
 
     def score(self, cycle: Cycle, feasible: IntArray) -> IntArray:
         state = self.state(cycle)

@@ -25,6 +25,9 @@ from scoring.plugins.loadaware.state import IncomingPod, LoadAwareState
 from scoring.plugins.loadaware.usage import NODE_USAGE, PROD_USAGE, UsageKind, base_usage
 from scoring.snapshot import BoolArray, IntArray
 
+# Nodes are gathered first when they are fewer than 1/SUBSET_SHARE of the cluster.
+SUBSET_SHARE = 8
+
 
 def score_kind(args: LoadAwareArgs, pod: IncomingPod) -> UsageKind:
     """Which base usage Score uses for this pod."""
@@ -81,10 +84,15 @@ def score_nodes(
     feasible: IntArray,
 ) -> IntArray:
     """Scores of the ``feasible`` nodes; computed over all nodes, which is cheaper than gathering
-    the feasible columns first."""
+    the feasible columns first, unless they are a small share (a cache recomputing a few)."""
     if args.dominant_resource_weight == 0 and not weights.any():
         return np.zeros(len(feasible), dtype=np.int64)
-    used = base_usage(score_kind(args, pod), state.metrics, state.cache).total + pod.column
-    scores = combine(least_used(used, state.allocatable), weights, args.dominant_resource_weight)
-    result: IntArray = np.where(scored_nodes(args, state, now), scores, 0)[feasible]
+    rows = feasible if len(feasible) * SUBSET_SHARE < len(state.metrics.present) else None
+    used = base_usage(score_kind(args, pod), state.metrics, state.cache, rows).total + pod.column
+    allocatable = state.allocatable if rows is None else state.allocatable[:, rows]
+    scores = combine(least_used(used, allocatable), weights, args.dominant_resource_weight)
+    scored = scored_nodes(args, state, now)
+    result: IntArray = (
+        np.where(scored, scores, 0)[feasible] if rows is None else np.where(scored[rows], scores, 0)
+    )
     return result
