@@ -112,8 +112,8 @@ def amount(name: str, raw: Any) -> int:
             return _parse_amount(name, raw)
         if raw is None:
             return 0  # Quantity.UnmarshalJSON("null")
-        if isinstance(raw, int) and not isinstance(raw, bool):
-            return resource_amount(name, raw)
+        if isinstance(raw, int | float) and not isinstance(raw, bool):
+            return resource_amount(name, raw)  # a JSON number, as Quantity.UnmarshalJSON reads
         raise QuantityError(f"quantities must be strings or numbers, got {raw!r}")
     except QuantityError as exc:
         raise _Bad(f".{name}", str(exc)) from None
@@ -186,8 +186,13 @@ class _Reader:
         status = _mapping(obj.get("status"), "status")
         policy = _mapping(spec.get("metricCollectPolicy"), "spec.metricCollectPolicy")
         interval = policy.get("reportIntervalSeconds")
+        if isinstance(interval, float) and interval.is_integer():
+            interval = int(interval)  # YAML 60.0 reaches Go as JSON 60
         if interval is not None and (isinstance(interval, bool) or not isinstance(interval, int)):
-            raise _Bad("spec.metricCollectPolicy.reportIntervalSeconds", f"{interval!r}")
+            raise _Bad(
+                "spec.metricCollectPolicy.reportIntervalSeconds",
+                f"expected an integer, got {interval!r}",
+            )
         update = status.get("updateTime")
         try:
             update_ns = None if update is None else time_ns(parse_time(update))
