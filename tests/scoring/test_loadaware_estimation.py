@@ -28,6 +28,7 @@ from tests.scoring.loadaware_vectors import (
     config,
     metric,
     node,
+    node_metric,
     pod,
     pod_object,
     pod_usage,
@@ -37,6 +38,7 @@ from tests.scoring.loadaware_vectors import (
 )
 
 NODE = {"cpu": 100 * CORES, "memory": 100 * GI}
+KEY = "scheduling.koordinator.sh/usage-thresholds"
 TWENTY = {"cpu": 20 * CORES}  # estimates 17 cores (and the 200Mi memory default)
 DEFAULT_MEMORY = 200 * 1024 * 1024
 
@@ -310,3 +312,89 @@ def test_state_is_built_once_per_snapshot_and_args() -> None:
     assert plugin.state(Cycle(cycle.pod, cycle.snapshot, cycle.now)) is state
     other = LoadAwareScheduling(default_args({"usageThresholds": {"cpu": 50}}))
     assert other.state(cycle) is not state
+
+
+# -- cluster changes (Snapshot node events) -------------------------------------------------------
+
+
+def test_new_node_metric_ends_the_estimation_of_reserved_pods() -> None:
+    """pod_assign_cache.go: a pod stops being estimated only when a newer NodeMetric covers it
+    (updateTime - reportInterval >= timestamp) and reports its usage; timestamps are kept."""
+    v = vector(
+        {},
+        nodes=[node(allocatable=NODE)],
+        metrics=[metric({"cpu": 50 * CORES})],
+        incoming=pod("new", TWENTY),
+    )
+    plugin, cycle, state = state_of(v)
+    cycle.snapshot.assume_pod(cycle.pod, 0)
+    assert state.cache.node_delta[0, 0] == 17 * CORES
+    newer = node_metric(
+        metric(
+            {"cpu": 65 * CORES},
+            age=-61,  # reported 61 s after the pod was stamped
+            pods=[pod_usage("new", {"cpu": 15 * CORES})],
+        )
+    )
+    cycle.snapshot.set_node_metric("test-node-1", newer)
+    assert plugin.state(cycle) is state  # followed in place, not rebuilt
+    assert state.cache.node_delta[0, 0] == 0
+    assert state.metrics.node_usage[0, 0] == 65 * CORES
+    # Had koordlet not reported the pod, it would still be estimated.
+    cycle.snapshot.set_node_metric("test-node-1", node_metric(metric({"cpu": 65 * CORES}, age=-61)))
+    assert state.cache.node_delta[0, 0] == 17 * CORES
+
+
+def test_in_place_updates_match_a_fresh_build() -> None:
+    v = vector(
+        {"prodUsageIncludeSys": True, "prodUsageThresholds": {"cpu": 60}},
+        nodes=[node("a", NODE), node("b", NODE)],
+        metrics=[metric({"cpu": 10 * CORES}, node="a"), metric({"cpu": 20 * CORES}, node="b")],
+        existing=[bound(30) | {"node": "a"}, bound(30) | {"node": "b", "name": "q"}],
+        incoming=pod("new", TWENTY),
+    )
+    plugin, cycle, state = state_of(v)
+    snapshot = cycle.snapshot
+    snapshot.set_node_metric(
+        "b",
+        node_metric(
+            metric(
+                {"cpu": 70 * CORES},
+                node="b",
+                system={"cpu": CORES},
+                pods=[pod_usage("q", {"cpu": CORES}, "prod")],
+            )
+        ),
+    )
+    snapshot.set_node_metric("a", None)
+    annotated = node(
+        "b", {"cpu": 80 * CORES, "memory": 100 * GI}, {KEY: '{"usageThresholds":{"cpu":90}}'}
+    )
+    snapshot.update_node(cluster_objects(vector(nodes=[annotated]))[0])
+    fresh = LoadAwareState(snapshot, plugin.config, cycle.now)
+    for name in ("node_delta", "prod_delta", "node_estimated", "prod_usage"):
+        assert np.array_equal(getattr(state.cache, name), getattr(fresh.cache, name)), name
+    assert np.array_equal(state.metrics.present, fresh.metrics.present)
+    assert np.array_equal(state.allocatable, fresh.allocatable)
+    assert state.thresholds.profile(1).usage == fresh.thresholds.profile(1).usage == (90, 0)
+    # A batch pod is judged by node usage: b has 70 + 16 (q: estimate 17 - reported 1) cores.
+    batch = parse_pod(pod_object(pod("batch", priority=5500)))
+    again = Cycle(batch, snapshot, cycle.now)
+    assert plugin.filter(again).status(1).message == "node(s) cpu usage exceed threshold"
+    assert plugin.filter(again).status(0).ok  # no NodeMetric any more
+
+
+def test_snapshot_copies_carry_independent_state() -> None:
+    v = vector(
+        {},
+        nodes=[node(allocatable=NODE)],
+        metrics=[metric({"cpu": 10 * CORES})],
+        incoming=pod("new", TWENTY),
+    )
+    plugin, cycle, state = state_of(v)
+    duplicate = cycle.snapshot.copy()
+    duplicate.assume_pod(cycle.pod, 0)
+    copied = plugin.state(Cycle(cycle.pod, duplicate, cycle.now))
+    assert copied is not state
+    assert copied.cache.node_delta[0, 0] == 17 * CORES
+    assert state.cache.node_delta[0, 0] == 0

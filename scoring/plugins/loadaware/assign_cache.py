@@ -130,6 +130,16 @@ class AssignCache:
         self.records: list[dict[str, PodRecord]] = [{} for _ in range(len(snapshot))]
         self._bulk_add(snapshot)
 
+    def metric_replaced(self, node: int) -> None:
+        """The node's NodeMetric changed: recount its pods against it, keeping their timestamps
+        (``AddOrUpdateNodeMetric`` resets the sums and re-adds every cached pod)."""
+        for total in self._totals():
+            total[:, node] = 0
+        metric = self.metrics.parsed[node]
+        if self.args.prod_usage_include_sys and metric is not None and metric.has_info:
+            self.prod_usage[:, node] = metric.system_usage
+        self._apply(node, list(self.records[node].values()), +1)
+
     # -- records ------------------------------------------------------------------------------
 
     def record(self, pod: Pod) -> PodRecord:

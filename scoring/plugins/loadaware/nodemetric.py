@@ -299,6 +299,19 @@ class NodeMetrics:
             system_usage=columns([p.system_usage if p else zeros for p in parsed], len(resources)),
         )
 
+    def replace(self, node: int, parsed: ParsedMetric | None) -> None:
+        """The node's NodeMetric was replaced (or removed, with None)."""
+        self.parsed[node] = parsed
+        self.present[node] = parsed is not None
+        self.has_update[node] = parsed is not None and parsed.update_ns is not None
+        update = None if parsed is None else parsed.update_ns
+        self.update_us[node] = 0 if update is None else update // 1000
+        self.has_info[node] = parsed is not None and parsed.has_info
+        zeros = (0,) * len(self.resources)
+        self.node_usage[:, node] = parsed.node_usage if parsed else zeros
+        self.system_usage[:, node] = parsed.system_usage if parsed else zeros
+        self._aggregated.clear()
+
     def update_ns(self, node: int) -> int:
         """``n.updateTime`` of the assign cache: Go's zero time when updateTime is nil."""
         parsed = self.parsed[node]

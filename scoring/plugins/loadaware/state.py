@@ -21,26 +21,32 @@ from scoring.objects import Pod
 from scoring.plugins.loadaware.args import LoadAwareArgs
 from scoring.plugins.loadaware.assign_cache import AssignCache
 from scoring.plugins.loadaware.estimator import Estimator, node_allocatable
-from scoring.plugins.loadaware.nodemetric import NodeMetrics, time_ns
+from scoring.plugins.loadaware.nodemetric import NodeMetrics, parse_node_metric, time_ns
 from scoring.plugins.loadaware.priority import PROD, priority_class
 from scoring.plugins.loadaware.thresholds import NodeThresholds
-from scoring.snapshot import BoolArray, IntArray, Snapshot
+from scoring.snapshot import NODE_EVENT, NODE_METRIC_EVENT, BoolArray, IntArray, Snapshot
 
 
 def load_allocatable(snapshot: Snapshot, resources: tuple[str, ...]) -> tuple[IntArray, BoolArray]:
     """``EstimateNode`` for every node (resources × nodes), and which nodes use raw-allocatable."""
     matrix = np.zeros((len(resources), len(snapshot)), dtype=np.int64)
+    raw = np.zeros(len(snapshot), dtype=bool)
     for k, name in enumerate(resources):
         column = snapshot.resource_index.get(name)
         if column is not None:
             matrix[k] = snapshot.allocatable[:, column]
-    raw = np.zeros(len(snapshot), dtype=bool)
-    for i, node in enumerate(snapshot.nodes):
-        overlay = node_allocatable(node)
-        if overlay is not None:
-            matrix[:, i] = [overlay.get(name, 0) for name in resources]
-            raw[i] = True
+    for i in range(len(snapshot)):
+        _overlay_raw_allocatable(snapshot, resources, matrix, raw, i)
     return matrix, raw
+
+
+def _overlay_raw_allocatable(
+    snapshot: Snapshot, resources: tuple[str, ...], matrix: IntArray, raw: BoolArray, node: int
+) -> None:
+    overlay = node_allocatable(snapshot.nodes[node])
+    raw[node] = overlay is not None
+    if overlay is not None:
+        matrix[:, node] = [overlay.get(name, 0) for name in resources]
 
 
 @contextmanager
@@ -60,6 +66,7 @@ class LoadAwareState:
     """Everything LoadAwareScheduling derives from one snapshot under one set of args."""
 
     def __init__(self, snapshot: Snapshot, args: LoadAwareArgs, now: datetime) -> None:
+        self._snapshot = snapshot
         with _gc_paused():
             self._build(snapshot, args, now)
 
@@ -67,17 +74,42 @@ class LoadAwareState:
         self.resources = args.resource_names
         self.metrics = NodeMetrics.build(snapshot, self.resources)
         self.allocatable, self.raw_allocatable = load_allocatable(snapshot, self.resources)
-        # float64(allocatable) for the usage percentage; 0 becomes 1 (those pairs are skipped).
-        self.allocatable_float = np.where(self.allocatable == 0, 1, self.allocatable).astype(
-            np.float64
-        )
-        # Derived arrays that depend only on the snapshot (or on "now"), built on first use.
-        self.memo: dict[tuple[object, ...], Any] = {}
-        self.thresholds = NodeThresholds.build(snapshot, args, self.resources)
+        self._reset_derived()
+        self.thresholds = NodeThresholds(snapshot, args, self.resources)
         self.estimator = Estimator(
             args.estimated_scaling_factors or {}, args.allow_customize_estimation
         )
         self.cache = AssignCache(snapshot, self.metrics, self.estimator, args, time_ns(now))
+
+    def _reset_derived(self) -> None:
+        """float64(allocatable) for the usage percentage (0 becomes 1: those pairs are skipped),
+        and a fresh memo of arrays derived from the snapshot (filter plans, expiry by "now")."""
+        self.allocatable_float = np.where(self.allocatable == 0, 1, self.allocatable).astype(
+            np.float64
+        )
+        self.memo: dict[tuple[object, ...], Any] = {}
+
+    def node_event(self, kind: str, node: int) -> None:
+        """Follow a Node or NodeMetric change in place (``Snapshot`` NodeEventListener)."""
+        snapshot = self._snapshot
+        if kind == NODE_METRIC_EVENT:
+            raw = snapshot.node_metrics.get(snapshot.node_names[node])
+            parsed = None if raw is None else parse_node_metric(raw, self.resources)
+            self.metrics.replace(node, parsed)
+            self.cache.metric_replaced(node)
+        elif kind == NODE_EVENT:
+            for k, name in enumerate(self.resources):
+                column = snapshot.resource_index.get(name)
+                self.allocatable[k, node] = (
+                    0 if column is None else snapshot.allocatable[node, column]
+                )
+            _overlay_raw_allocatable(
+                snapshot, self.resources, self.allocatable, self.raw_allocatable, node
+            )
+            self.thresholds.update(node, snapshot)
+        else:
+            return
+        self._reset_derived()
 
     def tick(self, now: datetime) -> None:
         """The cache's clock: pods it sees from now on without PodScheduled are stamped ``now``."""

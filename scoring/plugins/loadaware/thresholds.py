@@ -25,10 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from scoring.objects import Node
 from scoring.plugins.loadaware import gojson
 from scoring.plugins.loadaware.args import LoadAwareArgs
 from scoring.plugins.loadaware.duration import DurationError, parse_duration
-from scoring.snapshot import IntArray, Snapshot
+from scoring.snapshot import Snapshot
 
 ANNOTATION_USAGE_THRESHOLDS = "scheduling.koordinator.sh/usage-thresholds"
 FROM_ARGS = "args"
@@ -175,29 +176,32 @@ def resolve(base: ThresholdProfile, text: str | None, resources: Sequence[str]) 
     )
 
 
-@dataclass
 class NodeThresholds:
-    """Every node's threshold profile: ``profiles[group_ids[i]]`` is node i's."""
+    """Every node's threshold profile: ``profiles[group_ids[i]]`` is node i's; nodes with the
+    same annotation text share a group."""
 
-    group_ids: np.ndarray[Any, np.dtype[np.int32]]
-    profiles: list[ThresholdProfile]
+    def __init__(self, snapshot: Snapshot, args: LoadAwareArgs, resources: Sequence[str]) -> None:
+        self.resources = tuple(resources)
+        self.base = args_profile(args, resources)
+        self._groups: dict[str | None, int] = {}
+        self.profiles: list[ThresholdProfile] = []
+        ids = [self._group(_annotation(node)) for node in snapshot.nodes]
+        self.group_ids = np.array(ids, dtype=np.int32)
 
-    @classmethod
-    def build(
-        cls, snapshot: Snapshot, args: LoadAwareArgs, resources: Sequence[str]
-    ) -> NodeThresholds:
-        base = args_profile(args, resources)
-        groups: dict[str | None, int] = {}
-        ids = [
-            groups.setdefault(node.annotations.get(ANNOTATION_USAGE_THRESHOLDS), len(groups))
-            for node in snapshot.nodes
-        ]
-        profiles = [resolve(base, text, resources) for text in groups]
-        return cls(np.array(ids, dtype=np.int32), profiles)
+    def _group(self, text: str | None) -> int:
+        group = self._groups.get(text)
+        if group is None:
+            group = self._groups[text] = len(self.profiles)
+            self.profiles.append(resolve(self.base, text, self.resources))
+        return group
+
+    def update(self, node: int, snapshot: Snapshot) -> None:
+        """The node object changed: its annotation may name other thresholds."""
+        self.group_ids[node] = self._group(_annotation(snapshot.nodes[node]))
 
     def profile(self, node: int) -> ThresholdProfile:
         return self.profiles[int(self.group_ids[node])]
 
 
-def as_matrix(rows: Sequence[Vector], width: int) -> IntArray:
-    return np.array(rows, dtype=np.int64).reshape(len(rows), width)
+def _annotation(node: Node) -> str | None:
+    return node.annotations.get(ANNOTATION_USAGE_THRESHOLDS)
