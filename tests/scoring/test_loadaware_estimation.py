@@ -398,3 +398,26 @@ def test_snapshot_copies_carry_independent_state() -> None:
     assert copied is not state
     assert copied.cache.node_delta[0, 0] == 17 * CORES
     assert state.cache.node_delta[0, 0] == 0
+
+
+def test_metric_without_update_time_keeps_the_previous_one_for_estimation() -> None:
+    """AddOrUpdateNodeMetric sets n.updateTime only from a non-nil updateTime: a pod settled
+    under the previous metric stays settled, while a first metric without a time (Go's zero
+    time) makes every pod recent."""
+    settled = bound(3600)  # scheduled an hour ago, usage reported
+    reported = [pod_usage("p", {"cpu": 5 * CORES})]
+    v = vector(
+        {},
+        nodes=[node(allocatable=NODE)],
+        metrics=[metric({"cpu": 10 * CORES}, pods=reported)],
+        existing=[settled],
+        incoming=pod(),
+    )
+    _, cycle, state = state_of(v)
+    assert state.cache.node_delta[0, 0] == 0
+    nil_time = node_metric(metric({"cpu": 10 * CORES}, age=None, pods=reported))
+    cycle.snapshot.set_node_metric("test-node-1", nil_time)
+    assert state.cache.node_delta[0, 0] == 0
+    fresh = LoadAwareState(cycle.snapshot, state.cache.args, cycle.now)
+    assert fresh.cache.node_delta[0, 0] == 12 * CORES
+    assert not state.metrics.has_update[0] and not fresh.metrics.has_update[0]  # both expired

@@ -362,3 +362,13 @@ def test_threshold_comparison_on_halves(used: int, total: int) -> None:
     ratio = np.array([float(used) / float(total) * 100.0])
     for limit in range(-60, 60):
         assert bool(exceeds(ratio, np.array([limit + 0.5]))[0]) == (go_round(ratio[0]) > limit)
+
+
+def test_subsets_give_the_same_verdicts_and_scores() -> None:
+    """Caches recompute a few nodes with ``filter_nodes`` / ``score`` on a subset."""
+    plugin, cycle, result, raw = run_plugin(random_cluster(3))
+    for subset in ([5], [0, 7, 3], list(range(0, 60, 2))):
+        nodes = np.array(subset, dtype=np.int64)
+        partial = plugin.filter_nodes(cycle, nodes)
+        assert [partial.status(k) for k in range(len(nodes))] == [result.status(i) for i in subset]
+        assert plugin.score(cycle, nodes).tolist() == raw[nodes].tolist()

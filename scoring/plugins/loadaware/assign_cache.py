@@ -180,7 +180,7 @@ class AssignCache:
     def flags(self, record: PodRecord, metric: ParsedMetric) -> PodFlags:
         """``addPod``'s conditions for one pod against the node's metric."""
         usage = metric.pod_usages.get(record.metric_key)
-        update = ZERO_TIME_NS if metric.update_ns is None else metric.update_ns
+        update = metric.estimation_update_ns
         reason = ""
         if usage is None:
             reason = "no usage reported"

@@ -147,6 +147,14 @@ class ParsedMetric:
     aggregated: dict[AggKey, Vector]
     pod_usages: dict[tuple[str, str], Vector]
     prod_pods: frozenset[tuple[str, str]]
+    # The assign cache's ``n.updateTime``, which estimation windows compare against. Upstream
+    # assigns it only from a non-nil updateTime, so a metric without one keeps the previous
+    # metric's time (Go's zero time for the first); see NodeMetrics.replace.
+    estimation_update_ns: int = ZERO_TIME_NS
+
+    def __post_init__(self) -> None:
+        if self.update_ns is not None:
+            self.estimation_update_ns = self.update_ns
 
 
 def parse_node_metric(obj: Mapping[str, Any], resources: Sequence[str]) -> ParsedMetric:
@@ -301,6 +309,9 @@ class NodeMetrics:
 
     def replace(self, node: int, parsed: ParsedMetric | None) -> None:
         """The node's NodeMetric was replaced (or removed, with None)."""
+        previous = self.parsed[node]
+        if parsed is not None and parsed.update_ns is None and previous is not None:
+            parsed.estimation_update_ns = previous.estimation_update_ns
         self.parsed[node] = parsed
         self.present[node] = parsed is not None
         self.has_update[node] = parsed is not None and parsed.update_ns is not None
@@ -311,13 +322,6 @@ class NodeMetrics:
         self.node_usage[:, node] = parsed.node_usage if parsed else zeros
         self.system_usage[:, node] = parsed.system_usage if parsed else zeros
         self._aggregated.clear()
-
-    def update_ns(self, node: int) -> int:
-        """``n.updateTime`` of the assign cache: Go's zero time when updateTime is nil."""
-        parsed = self.parsed[node]
-        if parsed is None or parsed.update_ns is None:
-            return ZERO_TIME_NS
-        return parsed.update_ns
 
     def aggregated(self, kind: str, duration: int) -> tuple[IntArray, BoolArray]:
         """(usage, found) of one aggregation window over all nodes (``getTargetAggregatedUsage``
