@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -192,10 +192,6 @@ def run_plugin(
     result = plugin.filter(cycle)
     scores = plugin.score(cycle, np.arange(len(snapshot), dtype=np.int64))
     return plugin, cycle, result, scores
-
-
-def at(now: str, seconds: float) -> datetime:
-    return parse_time(now) + timedelta(seconds=seconds)
 
 
 # -- compact builders for tests (same shapes as the vectors) ------------------------------------
