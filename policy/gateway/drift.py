@@ -1,0 +1,77 @@
+"""Drift: what in the cluster no longer matches what schedboard last wrote there.
+
+Someone may edit the scheduler ConfigMap by hand, or ``kubectl annotate`` a node schedboard
+manages. The next push would silently undo that; drift detection shows it first, with the
+diff, so an operator can fold the edit into a policy or push over it knowingly. It compares
+with what schedboard *wrote* (the caller stores it), not with what it would write now: a policy
+edited since the last push is pending, not drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from policy.gateway.apply import read_configmap, unified_diff
+from policy.gateway.connection import Connection
+from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION
+from policy.gateway.readback import NODES, list_objects
+
+
+@dataclass(frozen=True)
+class Drift:
+    """``expected`` is what schedboard last wrote, ``actual`` what the cluster has (None:
+    the value, or its whole object, is gone)."""
+
+    kind: str
+    namespace: str
+    name: str
+    field: str
+    expected: str | None
+    actual: str | None
+
+    @property
+    def diff(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        label = f"{self.kind}/{where}{self.name} {self.field}"
+        return unified_diff(self.expected, self.actual, label, sides=("last written", "cluster"))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "field": self.field,
+            "expected": self.expected,
+            "actual": self.actual,
+            "diff": self.diff,
+        }
+
+
+def configmap_key_drift(
+    conn: Connection, namespace: str, name: str, key: str, last_written: str
+) -> Drift | None:
+    """The drift of ``data[key]`` from ``last_written``, or None if it is unchanged."""
+    actual = ((read_configmap(conn, namespace, name) or {}).get("data") or {}).get(key)
+    if actual == last_written:
+        return None
+    return Drift("ConfigMap", namespace, name, f"data[{key}]", last_written, actual)
+
+
+def annotation_drift(
+    conn: Connection,
+    last_written: Mapping[str, str],
+    *,
+    annotation: str = USAGE_THRESHOLDS_ANNOTATION,
+) -> list[Drift]:
+    """Nodes whose ``annotation`` differs from what schedboard wrote (node name -> value)."""
+    nodes = {obj["metadata"]["name"]: obj for obj in list_objects(conn, NODES).items}
+    drifts = []
+    for name in sorted(last_written):
+        node = nodes.get(name)
+        actual = (node["metadata"].get("annotations") or {}).get(annotation) if node else None
+        if actual != last_written[name]:
+            field_name = f"metadata.annotations[{annotation}]"
+            drifts.append(Drift("Node", "", name, field_name, last_written[name], actual))
+    return drifts
