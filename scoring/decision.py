@@ -80,9 +80,11 @@ class Decision:
 
     @property
     def selected_index(self) -> int | None:
-        if self.error is not None or not self.ranking:
+        """``ranking[0]`` without sorting every node: the highest total, then the first name."""
+        if self.error is not None or len(self.feasible) == 0:
             return None
-        return self.ranking[0]
+        best = self.feasible[self.totals == self.totals.max()].tolist()
+        return int(min(best, key=self.cycle.snapshot.node_names.__getitem__))
 
     @property
     def selected_node(self) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 import numpy as np
 
@@ -32,6 +33,17 @@ from scoring.timeutil import now as clock_now
 
 # Extension points whose plugins the engine runs; others only matter for config validation.
 _EVALUATED_POINTS = ("preFilter", "filter", "preScore", "score", "reserve")
+
+
+class ResultCache(Protocol):
+    """Stands in for ``plugin.filter`` / ``plugin.score`` with reused results (same values).
+
+    ``scoring.simulation.cache`` implements it per equivalence class of pods.
+    """
+
+    def filter(self, plugin: Plugin, cycle: Cycle) -> FilterResult: ...
+
+    def score(self, plugin: Plugin, cycle: Cycle, feasible: IntArray) -> IntArray: ...
 
 
 @dataclass(frozen=True)
@@ -80,15 +92,21 @@ class Framework:
             if r.name in self.instances and point in self.instances[r.name].points
         ]
 
-    def evaluate(self, pod: Pod, snapshot: Snapshot, now: datetime | None = None) -> Decision:
-        """Filter and score ``pod`` on every node of ``snapshot``."""
+    def evaluate(
+        self,
+        pod: Pod,
+        snapshot: Snapshot,
+        now: datetime | None = None,
+        cache: ResultCache | None = None,
+    ) -> Decision:
+        """Filter and score ``pod`` on every node of ``snapshot`` (through ``cache`` if given)."""
         cycle = Cycle(pod, snapshot, now or clock_now())
-        filters = self._run_filters(cycle)
+        filters = self._run_filters(cycle, cache)
         passed = np.ones(len(snapshot), dtype=bool)
         for outcome in filters:
             passed &= outcome.result.passed
         feasible: IntArray = np.flatnonzero(passed).astype(np.int64)
-        scores, error = self._run_scores(cycle, feasible)
+        scores, error = self._run_scores(cycle, feasible, cache)
         return Decision(
             cycle=cycle,
             profile=self.name,
@@ -100,7 +118,7 @@ class Framework:
             plugins=self.instances,
         )
 
-    def _run_filters(self, cycle: Cycle) -> list[FilterOutcome]:
+    def _run_filters(self, cycle: Cycle, cache: ResultCache | None) -> list[FilterOutcome]:
         n = len(cycle.snapshot)
         rejected: dict[str, FilterResult] = {}
         skip_filter: set[str] = set()
@@ -118,14 +136,14 @@ class Framework:
             elif plugin.name in skip_filter:
                 result = FilterResult.success(n)
             else:
-                result = plugin.filter(cycle)
+                result = plugin.filter(cycle) if cache is None else cache.filter(plugin, cycle)
             outcomes.append(FilterOutcome(plugin.name, result))
         # PreFilter-only plugins that rejected the pod still need reporting.
         outcomes.extend(FilterOutcome(name, result) for name, result in rejected.items())
         return outcomes
 
     def _run_scores(
-        self, cycle: Cycle, feasible: IntArray
+        self, cycle: Cycle, feasible: IntArray, cache: ResultCache | None
     ) -> tuple[list[ScoreOutcome], str | None]:
         if len(feasible) == 0:
             return [], None
@@ -142,7 +160,11 @@ class Framework:
             if plugin.name in skipped:
                 continue
             try:
-                raw = plugin.score(cycle, feasible)
+                raw = (
+                    plugin.score(cycle, feasible)
+                    if cache is None
+                    else cache.score(plugin, cycle, feasible)
+                )
             except PluginError as exc:  # RunScorePlugins
                 return outcomes, f'running Score plugins: plugin "{plugin.name}" failed with: {exc}'
             normalized = plugin.normalize(cycle, raw.copy()) if plugin.normalizes else raw

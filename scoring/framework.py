@@ -21,6 +21,8 @@ from scoring.snapshot import BoolArray, IntArray, Snapshot
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
+# A ``Plugin.depends_on`` kind: the result depends on the cycle's "now" (not a node event).
+CLOCK = "clock"
 
 
 class Code(IntEnum):
@@ -158,6 +160,11 @@ class Plugin:
     points: ClassVar[frozenset[str]] = frozenset()
     # Whether the plugin has NormalizeScore (``ScoreExtensions() != nil``).
     normalizes: ClassVar[bool] = False
+    # Which per-node changes (``scoring.snapshot`` event kinds, plus ``CLOCK`` for "now") can
+    # change this plugin's Filter/Score result on the node they happen on, and only there.
+    # Equivalence-class caches recompute a plugin on a node only after such a change. None: not
+    # known to be node-local, so results are never cached.
+    depends_on: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, args: Mapping[str, Any]) -> None:
         self.args = args
@@ -167,6 +174,16 @@ class Plugin:
 
     def filter(self, cycle: Cycle) -> FilterResult:
         return FilterResult.success(len(cycle.snapshot))
+
+    def filter_nodes(self, cycle: Cycle, nodes: IntArray) -> FilterResult:
+        """Filter on the ``nodes`` indices only; the result is aligned with ``nodes``.
+
+        Caches call this for the few nodes whose cached verdict went stale. The default runs
+        :meth:`filter` on every node and keeps the requested ones (always correct); plugins with
+        per-node work override it to compute only those nodes.
+        """
+        result = self.filter(cycle)
+        return FilterResult(result.status_ids[nodes], result.statuses)
 
     def pre_score(self, cycle: Cycle, feasible: IntArray) -> Status:
         return SUCCESS

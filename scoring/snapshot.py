@@ -8,6 +8,7 @@ consistent, and bump per-node generations that caches key on.
 
 from __future__ import annotations
 
+import copy
 import gc
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -28,6 +29,13 @@ CORE_RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods")
 NODE_METRIC = ("slo.koordinator.sh", "NodeMetric")
 NODE_RESOURCE_TOPOLOGY = ("topology.node.k8s.io", "NodeResourceTopology")
 
+# Kinds of per-node change (``Snapshot.generations``, ``NodeEventListener``, ``Plugin.depends_on``).
+POD_EVENT = "pod"  # a pod was placed on or removed from the node
+NODE_EVENT = "node"  # the Node object changed (labels, taints, allocatable, annotations, ...)
+NODE_METRIC_EVENT = "nodeMetric"  # the node's NodeMetric was replaced or removed
+TOPOLOGY_EVENT = "topology"  # the node's NodeResourceTopology was replaced or removed
+EVENT_KINDS = (POD_EVENT, NODE_EVENT, NODE_METRIC_EVENT, TOPOLOGY_EVENT)
+
 T = TypeVar("T")
 
 
@@ -37,6 +45,15 @@ class PodListener(Protocol):
     def pod_added(self, pod: Pod, node: int) -> None: ...
 
     def pod_removed(self, pod: Pod, node: int) -> None: ...
+
+
+class NodeEventListener(Protocol):
+    """Plugin state that updates itself in place when a node, NodeMetric or NRT changes.
+
+    Extensions without ``node_event`` are dropped on such a change and rebuilt on next use.
+    """
+
+    def node_event(self, kind: str, node: int) -> None: ...
 
 
 @dataclass
@@ -92,6 +109,7 @@ class Snapshot:
         self._extensions: dict[str, Any] = {}
         self._labels: dict[str, LabelColumn] = {}
         self.generation = np.zeros(len(nodes), dtype=np.int64)
+        self.generations = {kind: np.zeros(len(nodes), dtype=np.int64) for kind in EVENT_KINDS}
         self.unschedulable = np.array([n.unschedulable for n in nodes], dtype=bool)
         self._build_resources(nodes, pods)
         self._build_taints()
@@ -209,6 +227,7 @@ class Snapshot:
         self.non_zero_requested[node, 0] += sign * cpu
         self.non_zero_requested[node, 1] += sign * memory
         self.generation[node] += 1
+        self.generations[POD_EVENT][node] += 1
         for listener in self._listeners:
             if sign > 0:
                 listener.pod_added(pod, node)
@@ -222,6 +241,83 @@ class Snapshot:
     def forget_pod(self, pod: Pod, node: int) -> None:
         """Undo :meth:`assume_pod` (Unreserve)."""
         self._account(pod, node, -1)
+
+    # -- cluster changes ----------------------------------------------------------------------
+
+    def remove_pod(self, pod: Pod) -> int:
+        """A bound or assumed pod was deleted: forget it on its node; returns the node index."""
+        home = self.index.get(pod.node_name)
+        for node in [*([] if home is None else [home]), *range(len(self.nodes))]:
+            if any(p is pod for p in self.pods_on_node[node]):
+                self.forget_pod(pod, node)
+                return int(node)
+        raise KeyError(f"pod {pod.key} is on no node of the snapshot")
+
+    def update_node(self, obj: Mapping[str, Any]) -> int:
+        """Replace a node's object (same name): allocatable, labels, taints, cordon, ..."""
+        node = parse_node(obj)
+        index = self.index[node.name]
+        self.nodes[index] = node
+        for name in node.amounts:
+            self.resource_column(name)
+        self.allocatable[index] = 0
+        for name, amount in node.amounts.items():
+            self.allocatable[index, self.resource_index[name]] = amount
+        self.unschedulable[index] = node.unschedulable
+        self._labels.clear()
+        self._build_taints()
+        self._node_event(NODE_EVENT, index)
+        return index
+
+    def set_node_metric(self, name: str, obj: Mapping[str, Any] | None) -> int:
+        """Replace (or with None remove) the NodeMetric of node ``name``."""
+        return self._set_object(self.node_metrics, name, obj, NODE_METRIC_EVENT)
+
+    def set_topology(self, name: str, obj: Mapping[str, Any] | None) -> int:
+        """Replace (or with None remove) the NodeResourceTopology of node ``name``."""
+        return self._set_object(self.topologies, name, obj, TOPOLOGY_EVENT)
+
+    def _set_object(
+        self,
+        objects: dict[str, Mapping[str, Any]],
+        name: str,
+        obj: Mapping[str, Any] | None,
+        kind: str,
+    ) -> int:
+        index: int = self.index[name]
+        if obj is None:
+            objects.pop(name, None)
+        else:
+            objects[name] = obj
+        self._node_event(kind, index)
+        return index
+
+    def _node_event(self, kind: str, node: int) -> None:
+        """Bump the node's generations; extensions follow in place or are rebuilt on next use."""
+        self.generation[node] += 1
+        self.generations[kind][node] += 1
+        for key, state in list(self._extensions.items()):
+            if hasattr(state, "node_event"):
+                state.node_event(kind, node)
+            else:
+                del self._extensions[key]
+                self._listeners = [other for other in self._listeners if other is not state]
+
+    def copy(self) -> Snapshot:
+        """An independent snapshot in the same state, plugin extensions included.
+
+        Node and Pod objects and the raw NodeMetric / NRT objects are shared (never mutated);
+        arrays, lists and plugin state are copied, so placements on the copy leave this one
+        untouched (what-if comparisons start from one snapshot).
+        """
+        shared: dict[int, Any] = {id(node): node for node in self.nodes}
+        for pods in (self.pending, self.unbound, *self.pods_on_node):
+            shared.update((id(pod), pod) for pod in pods)
+        for obj in (*self.node_metrics.values(), *self.topologies.values()):
+            shared[id(obj)] = obj
+        with gc_paused():
+            duplicate: Snapshot = copy.deepcopy(self, shared)
+        return duplicate
 
     # -- plugin state -------------------------------------------------------------------------
 
