@@ -50,7 +50,7 @@ from scoring.selectors import (
     term_mask,
     terms_mask,
 )
-from scoring.snapshot import BoolArray, IntArray, Snapshot
+from scoring.snapshot import NODE_EVENT, BoolArray, IntArray, Snapshot
 
 REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
@@ -206,6 +206,7 @@ class NodeAffinity(Plugin):
 
     name = "NodeAffinity"
     points = frozenset({"preFilter", "filter", "preScore", "score"})
+    depends_on = frozenset({NODE_EVENT})
     normalizes = True
 
     def __init__(self, args: Mapping[str, Any]) -> None:

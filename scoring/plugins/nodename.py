@@ -7,7 +7,7 @@ is set fits only that node; every other node fails UnschedulableAndUnresolvable.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -21,6 +21,7 @@ class NodeName(Plugin):
 
     name = "NodeName"
     points = frozenset({"filter"})
+    depends_on: ClassVar[frozenset[str]] = frozenset()  # node names never change
 
     def filter(self, cycle: Cycle) -> FilterResult:
         snapshot = cycle.snapshot

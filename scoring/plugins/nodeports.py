@@ -32,7 +32,7 @@ from scoring.framework import (
     unschedulable,
 )
 from scoring.objects import ContainerPort, Pod
-from scoring.snapshot import BoolArray, Snapshot
+from scoring.snapshot import POD_EVENT, BoolArray, Snapshot
 
 REASON = "node(s) didn't have free ports for the requested pod ports"
 PRE_FILTER_KEY = "PreFilterNodePorts"
@@ -116,6 +116,7 @@ class NodePorts(Plugin):
 
     name = "NodePorts"
     points = frozenset({"preFilter", "filter"})
+    depends_on = frozenset({POD_EVENT})
 
     def pre_filter(self, cycle: Cycle) -> Status:
         wanted = wanted_ports(cycle.pod)

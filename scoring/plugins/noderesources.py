@@ -7,6 +7,7 @@ and plugins/helper/shape_score.go. Arithmetic is int64 with Go's truncating divi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,7 +26,7 @@ from scoring.framework import (
     unschedulable,
 )
 from scoring.objects import Pod
-from scoring.snapshot import BoolArray, IntArray, Snapshot
+from scoring.snapshot import NODE_EVENT, POD_EVENT, BoolArray, IntArray, Snapshot
 
 DEFAULT_RESOURCES: tuple[Mapping[str, Any], ...] = (
     {"name": "cpu", "weight": 1},
@@ -33,6 +34,8 @@ DEFAULT_RESOURCES: tuple[Mapping[str, Any], ...] = (
 )
 _NATIVE_CHECKED = ("cpu", "memory", "ephemeral-storage")
 MAX_UTILIZATION = 100
+# Up to this many nodes, per-node Python is cheaper than setting up arrays (cache recomputation).
+FEW_NODES = 8
 MAX_CUSTOM_PRIORITY_SCORE = 10
 
 
@@ -166,6 +169,9 @@ def requested_to_capacity_ratio(
 def balanced_score(requested: IntArray, allocatable: IntArray) -> IntArray:
     """``balancedResourceScorer`` (1.35): 100 * (1 - std of min(req/alloc, 1))."""
     n_nodes, n_resources = requested.shape
+    if n_nodes <= FEW_NODES:
+        rows = zip(requested.tolist(), allocatable.tolist(), strict=True)
+        return np.array([_balanced_one(r, a) for r, a in rows], dtype=np.int64)
     fractions = []
     present = allocatable != 0
     safe = np.where(present, allocatable, 1)
@@ -184,6 +190,27 @@ def balanced_score(requested: IntArray, allocatable: IntArray) -> IntArray:
     std = np.where(count == 2, std_two, np.where(count > 2, std_many, 0.0))
     result: IntArray = np.trunc((1 - std) * MAX_NODE_SCORE).astype(np.int64)
     return result
+
+
+def _balanced_one(requested: list[int], allocatable: list[int]) -> int:
+    """:func:`balanced_score` of one node, in the same float64 operations and order."""
+    fractions = [
+        min(float(r) / float(a), 1.0) for r, a in zip(requested, allocatable, strict=True) if a
+    ]
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        total = 0.0
+        for fraction in fractions:
+            total += fraction
+        mean = total / len(fractions)
+        squares = 0.0
+        for fraction in fractions:
+            squares += (fraction - mean) * (fraction - mean)
+        std = math.sqrt(squares / len(fractions))
+    else:
+        std = 0.0
+    return math.trunc((1 - std) * MAX_NODE_SCORE)
 
 
 def _two_resource_std(fractions: list[Any], present: BoolArray) -> Any:
@@ -212,6 +239,7 @@ class NodeResourcesFit(Plugin):
 
     name = "NodeResourcesFit"
     points = frozenset({"preFilter", "filter", "preScore", "score"})
+    depends_on = frozenset({POD_EVENT, NODE_EVENT})
 
     def __init__(self, args: Mapping[str, Any]) -> None:
         super().__init__(args)
@@ -238,18 +266,26 @@ class NodeResourcesFit(Plugin):
         return [n for n in _NATIVE_CHECKED if requests.get(n, 0) > 0] + scalars
 
     def filter(self, cycle: Cycle) -> FilterResult:
-        """``fitsRequest``: every insufficient resource is reported, in upstream order."""
+        return self._fits(cycle, slice(None), len(cycle.snapshot))
+
+    def filter_nodes(self, cycle: Cycle, nodes: IntArray) -> FilterResult:
+        return self._fits(cycle, nodes, len(nodes))
+
+    def _fits(self, cycle: Cycle, rows: slice | IntArray, n: int) -> FilterResult:
+        """``fitsRequest`` on the ``rows`` nodes: every insufficient resource is reported, in
+        upstream order."""
         snap = cycle.snapshot
         pods_column = snap.resource_index["pods"]
         checks: list[tuple[str, BoolArray, BoolArray]] = []
-        too_many = snap.requested[:, pods_column] + 1 > snap.allocatable[:, pods_column]
-        checks.append(("Too many pods", too_many, np.zeros(len(snap), dtype=bool)))
+        too_many = snap.requested[rows, pods_column] + 1 > snap.allocatable[rows, pods_column]
+        checks.append(("Too many pods", too_many, np.zeros(n, dtype=bool)))
         for name in self._checked_resources(cycle):
             column = snap.resource_index[name]
             want = int(cycle.request[column])
-            free = snap.allocatable[:, column] - snap.requested[:, column]
-            checks.append((f"Insufficient {name}", want > free, want > snap.allocatable[:, column]))
-        return _combine_reasons(len(snap), checks)
+            allocatable = snap.allocatable[rows, column]
+            free = allocatable - snap.requested[rows, column]
+            checks.append((f"Insufficient {name}", want > free, want > allocatable))
+        return _combine_reasons(n, checks)
 
     def score(self, cycle: Cycle, feasible: IntArray) -> IntArray:
         allocatable, requested = resource_matrix(
@@ -280,6 +316,8 @@ def _combine_reasons(n: int, checks: list[tuple[str, BoolArray, BoolArray]]) -> 
     """One status per node listing every failed check; unresolvable if any check is."""
     if not checks:
         return FilterResult.success(n)
+    if n <= FEW_NODES:  # a cache recomputing a few nodes: plain Python beats array set-up
+        return FilterResult.from_statuses(_node_status(checks, i) for i in range(n))
     failed = np.stack([c[1] for c in checks], axis=1)
     hopeless = np.stack([c[2] & c[1] for c in checks], axis=1)
     bits = 1 << np.arange(len(checks), dtype=np.int64)
@@ -294,11 +332,22 @@ def _combine_reasons(n: int, checks: list[tuple[str, BoolArray, BoolArray]]) -> 
     return FilterResult(ids, statuses)
 
 
+def _node_status(checks: list[tuple[str, BoolArray, BoolArray]], node: int) -> Status:
+    """:func:`_combine_reasons` for one node."""
+    reasons = tuple(name for name, failed, _ in checks if failed[node])
+    if not reasons:
+        return SUCCESS
+    if any(failed[node] and hopeless[node] for _, failed, hopeless in checks):
+        return unresolvable(*reasons)
+    return unschedulable(*reasons)
+
+
 class BalancedAllocation(Plugin):
     """NodeResourcesBalancedAllocation: prefer nodes whose resource fractions are even."""
 
     name = "NodeResourcesBalancedAllocation"
     points = frozenset({"preScore", "score"})
+    depends_on = frozenset({POD_EVENT, NODE_EVENT})
 
     def __init__(self, args: Mapping[str, Any]) -> None:
         super().__init__(args)

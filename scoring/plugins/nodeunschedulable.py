@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from scoring.framework import Cycle, FilterResult, Plugin, unresolvable
 from scoring.objects import Taint
 from scoring.plugins.tainttoleration import tolerated
+from scoring.snapshot import NODE_EVENT
 
 REASON = "node(s) were unschedulable"
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
@@ -23,6 +24,7 @@ class NodeUnschedulable(Plugin):
 
     name = "NodeUnschedulable"
     points = frozenset({"filter"})
+    depends_on = frozenset({NODE_EVENT})
     comparison_operators: ClassVar[bool] = False  # TaintTolerationComparisonOperators (alpha)
 
     def _tolerates(self, cycle: Cycle) -> bool:

@@ -32,7 +32,7 @@ from scoring.framework import (
     unresolvable,
 )
 from scoring.objects import Taint, Toleration
-from scoring.snapshot import IntArray
+from scoring.snapshot import NODE_EVENT, IntArray
 
 REASON = "node(s) had untolerated taint(s)"
 PRE_SCORE_KEY = "PreScoreTaintToleration"
@@ -134,6 +134,7 @@ class TaintToleration(Plugin):
 
     name = "TaintToleration"
     points = frozenset({"filter", "preScore", "score"})
+    depends_on = frozenset({NODE_EVENT})
     normalizes = True
     # TaintTolerationComparisonOperators (KEP-5471): alpha and off by default in 1.35.
     comparison_operators: ClassVar[bool] = False

@@ -26,6 +26,7 @@ import numpy as np
 
 from scoring.framework import (
     MAX_NODE_SCORE,
+    SUCCESS,
     Cycle,
     FilterResult,
     Plugin,
@@ -45,9 +46,11 @@ from scoring.plugins.limitaware.limits import (
     pod_limits,
 )
 from scoring.plugins.limitaware.ratio import NodeRatios
-from scoring.snapshot import BoolArray, IntArray, Snapshot
+from scoring.snapshot import NODE_EVENT, POD_EVENT, BoolArray, IntArray, Snapshot
 
 POD_LIMITS = "LimitAware/pod-limits"
+# Up to this many nodes, per-node Python is cheaper than setting up arrays (cache recomputation).
+FEW_NODES = 8
 
 
 class LimitAware(Plugin):
@@ -57,6 +60,7 @@ class LimitAware(Plugin):
     # Reserve adds the pod to the limit cache upstream; here ``LimitTotals`` follows the snapshot.
     points = frozenset({"preFilter", "filter", "preScore", "score", "reserve"})
     normalizes = True
+    depends_on = frozenset({POD_EVENT, NODE_EVENT})
 
     def __init__(self, args: Mapping[str, Any]) -> None:
         super().__init__(args)
@@ -82,7 +86,13 @@ class LimitAware(Plugin):
     # -- Filter ----------------------------------------------------------------------------------
 
     def filter(self, cycle: Cycle) -> FilterResult:
-        n = len(cycle.snapshot)
+        return self._filter(cycle, slice(None), len(cycle.snapshot))
+
+    def filter_nodes(self, cycle: Cycle, nodes: IntArray) -> FilterResult:
+        return self._filter(cycle, nodes, len(nodes))
+
+    def _filter(self, cycle: Cycle, rows: slice | IntArray, n: int) -> FilterResult:
+        """Filter on the ``rows`` nodes (``n`` of them)."""
         if any(ref.get("kind") == "DaemonSet" for ref in cycle.pod.owner_references):
             return FilterResult.success(n)
         ratios = self.ratios(cycle.snapshot)
@@ -92,9 +102,10 @@ class LimitAware(Plugin):
             totals = self.totals(cycle.snapshot)
             for name in (*BASE_RESOURCES, *sorted(limits.scalars)):
                 listed, capacity = ratios.capacity(name)
-                free = capacity - totals.column(RAW, name)
+                listed, capacity = listed[rows], capacity[rows]
+                free = capacity - totals.column(RAW, name)[rows]
                 checks.append((f"Insufficient {name} limit", listed & (limits.raw[name] > free)))
-        return _verdicts(n, ratios, checks)
+        return _verdicts(n, ratios, checks, rows)
 
     # -- Score -----------------------------------------------------------------------------------
 
@@ -105,6 +116,9 @@ class LimitAware(Plugin):
             raise PluginError(ratios.error_messages[int(broken[broken >= 0][0])])
         totals = self.totals(cycle.snapshot)
         limits = self.pod_limits(cycle)
+        if len(feasible) <= FEW_NODES:  # a cache recomputing a few nodes: no array set-up
+            scores = [self._score_node(ratios, totals, limits, n) for n in feasible.tolist()]
+            return np.array(scores, dtype=np.int64)
         total = np.zeros(len(feasible), dtype=np.int64)
         weight_sum = np.zeros(len(feasible), dtype=np.int64)
         for name in sorted(self.weights):
@@ -118,6 +132,21 @@ class LimitAware(Plugin):
         raw = go_div(total, np.where(weight_sum == 0, 1, weight_sum))
         raw[weight_sum == 0] = 0
         return raw
+
+    def _score_node(
+        self, ratios: NodeRatios, totals: LimitTotals, limits: PodLimits, node: int
+    ) -> int:
+        """The Score of one node, in the same integer arithmetic."""
+        total = weight_sum = 0
+        for name in sorted(self.weights):
+            listed, capacity = ratios.capacity(name)
+            cap = int(capacity[node])
+            if not listed[node] or cap == 0:
+                continue
+            used = int(totals.column(NON_ZERO, name)[node]) + limits.non_zero.get(name, 0)
+            total += _trunc_div((cap - used) * MAX_NODE_SCORE, cap) * self.weights[name]
+            weight_sum += self.weights[name]
+        return _trunc_div(total, weight_sum) if weight_sum else 0
 
     def normalize(self, cycle: Cycle, scores: IntArray) -> IntArray:
         """Min–max onto [0, 100] in float64, truncated; every node 0 when all scores are equal."""
@@ -135,8 +164,12 @@ class LimitAware(Plugin):
         return explain_node(self, cycle, node)
 
 
-def _verdicts(n: int, ratios: NodeRatios, checks: list[tuple[str, BoolArray]]) -> FilterResult:
+def _verdicts(
+    n: int, ratios: NodeRatios, checks: list[tuple[str, BoolArray]], rows: slice | IntArray
+) -> FilterResult:
     """One status per node: Error for an unreadable ratio, else every failed check's reason."""
+    if n <= FEW_NODES:
+        return FilterResult.from_statuses(_node_verdict(ratios, checks, rows, k) for k in range(n))
     ids = np.full(n, -1, dtype=np.int32)
     statuses: list[Status] = []
     if checks:
@@ -147,6 +180,24 @@ def _verdicts(n: int, ratios: NodeRatios, checks: list[tuple[str, BoolArray]]) -
             ids[codes == code] = len(statuses)
             statuses.append(unschedulable(*reasons))
     if ratios.error_messages:
-        ids = np.where(ratios.error_mask, ratios.error_ids + len(statuses), ids).astype(np.int32)
+        broken = ratios.error_mask[rows]
+        ids = np.where(broken, ratios.error_ids[rows] + len(statuses), ids).astype(np.int32)
         statuses.extend(error(message) for message in ratios.error_messages)
     return FilterResult(ids, statuses)
+
+
+def _node_verdict(
+    ratios: NodeRatios, checks: list[tuple[str, BoolArray]], rows: slice | IntArray, k: int
+) -> Status:
+    """:func:`_verdicts` for the ``k``-th of the ``rows`` nodes."""
+    node = k if isinstance(rows, slice) else int(rows[k])  # the slice is always "every node"
+    if ratios.error_ids[node] >= 0:
+        return error(ratios.error_messages[int(ratios.error_ids[node])])
+    reasons = [reason for reason, mask in checks if mask[k]]
+    return unschedulable(*reasons) if reasons else SUCCESS
+
+
+def _trunc_div(numerator: int, denominator: int) -> int:
+    """Go's integer division (truncating toward zero) on Python ints."""
+    quotient = abs(numerator) // abs(denominator)
+    return -quotient if (numerator < 0) != (denominator < 0) else quotient

@@ -13,20 +13,23 @@ from typing import Any
 
 import numpy as np
 
-from scoring.framework import MAX_NODE_SCORE, Cycle, FilterResult, Plugin, Status
+from scoring.framework import MAX_NODE_SCORE, SUCCESS, Cycle, FilterResult, Plugin, Status
 from scoring.plugins.nrt.args import LEAST_NUMA_NODES
 from scoring.plugins.nrt.explain import EXEMPT, NON_GUARANTEED, NodeContext, Seen, explain_node
 from scoring.plugins.nrt.filter import admit
 from scoring.plugins.nrt.least_numa import least_numa_score
 from scoring.plugins.nrt.resources import PodNumaView
 from scoring.plugins.nrt.score import allocation_score, resource_weights, strategy_function
-from scoring.plugins.nrt.state import TopologyState, accounting_mode
+from scoring.plugins.nrt.state import TopologyState, accounting_mode, subset_groups
 from scoring.plugins.nrt.topology import SINGLE_NUMA_NODE, NodeNuma
-from scoring.snapshot import IntArray, Snapshot
+from scoring.snapshot import NODE_EVENT, POD_EVENT, TOPOLOGY_EVENT, IntArray, Snapshot
 
 BEST_EFFORT = "BestEffort"
 FILTER_SEEN = "NodeResourceTopologyMatch/filter"
 SCORE_SEEN = "NodeResourceTopologyMatch/score"
+# Score groups only the feasible nodes when they are fewer than 1/SUBSET_SHARE of the cluster
+# (e.g. a cache recomputing a few nodes): cheaper than regrouping every node.
+SUBSET_SHARE = 8
 
 
 class NodeResourceTopologyMatch(Plugin):
@@ -35,6 +38,7 @@ class NodeResourceTopologyMatch(Plugin):
     name = "NodeResourceTopologyMatch"
     # Reserve feeds the NRT cache upstream; here the snapshot listener in ``state`` does it.
     points = frozenset({"preFilter", "filter", "score", "reserve"})
+    depends_on = frozenset({POD_EVENT, NODE_EVENT, TOPOLOGY_EVENT})
 
     def __init__(self, args: Mapping[str, Any]) -> None:
         super().__init__(args)
@@ -78,6 +82,17 @@ class NodeResourceTopologyMatch(Plugin):
                 statuses.append(admission.status)
         return FilterResult(per_group[group_ids], statuses)
 
+    def filter_nodes(self, cycle: Cycle, nodes: IntArray) -> FilterResult:
+        """Filter on a few nodes, grouped among themselves (no cluster-wide regrouping)."""
+        pod = self.pod_view(cycle)
+        if self._exempt(pod):
+            return FilterResult.success(len(nodes))
+        group_ids, groups = subset_groups(self.state(cycle.snapshot), nodes)
+        statuses = [admit(numa, pod).status for numa in groups]
+        return FilterResult.from_statuses(
+            SUCCESS if k < 0 else statuses[k] for k in group_ids.tolist()
+        )
+
     # -- Score -----------------------------------------------------------------------------------
 
     def score(self, cycle: Cycle, feasible: IntArray) -> IntArray:
@@ -85,7 +100,13 @@ class NodeResourceTopologyMatch(Plugin):
         if not pod.guaranteed:
             cycle.state[SCORE_SEEN] = NON_GUARANTEED
             return np.full(len(feasible), MAX_NODE_SCORE, dtype=np.int64)
-        group_ids, groups = self.state(cycle.snapshot).grouping()
+        state = self.state(cycle.snapshot)
+        if len(feasible) * SUBSET_SHARE < len(cycle.snapshot):
+            local_ids, groups = subset_groups(state, feasible)
+            group_ids = np.full(len(cycle.snapshot), -1, dtype=np.int32)
+            group_ids[feasible] = local_ids
+        else:
+            group_ids, groups = state.grouping()
         results = [self._score_group(numa, pod) for numa in groups]
         cycle.state[SCORE_SEEN] = Seen(group_ids, groups, results)
         per_group = np.array([*(r[0] for r in results), 0], dtype=np.int64)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from scoring.objects import Pod
+from scoring.objects import Node, Pod
 from scoring.plugins.noderesources import is_scalar_resource
 from scoring.plugins.nrt.filter import Available, choose_cell, fresh_available
 from scoring.plugins.nrt.least_numa import cells_needed_for, drain
@@ -47,7 +47,7 @@ from scoring.plugins.nrt.topology import (
     NumaCell,
     parse_topology,
 )
-from scoring.snapshot import Snapshot
+from scoring.snapshot import NODE_EVENT, TOPOLOGY_EVENT, IntArray, Snapshot
 
 SETTLED = "settled"
 OVER_RESERVE = "over-reserve"
@@ -76,15 +76,12 @@ class TopologyState:
 
     def __init__(self, snapshot: Snapshot, mode: str) -> None:
         self.mode = mode
+        self._snapshot = snapshot
         self.topologies = snapshot.extension("nrt.topologies", parse_all)
-        self._numa: list[NodeNuma | None] = []
-        for node, topology in zip(snapshot.nodes, self.topologies, strict=True):
-            if topology is None:
-                self._numa.append(None)
-                continue
-            scalars = {name for name in node.allocatable if is_scalar_resource(name)}
-            resources = frozenset(ALWAYS_AT_NODE_LEVEL | scalars)
-            self._numa.append(NodeNuma(topology.manager, topology.cells, resources))
+        self._numa: list[NodeNuma | None] = [
+            _published(node, topology)
+            for node, topology in zip(snapshot.nodes, self.topologies, strict=True)
+        ]
         self._reserved: dict[int, dict[int, dict[str, int]]] = {}  # node → pod id → request
         self._ledger: dict[int, tuple[int, list[Delta]]] = {}  # pod id → (node, deltas)
         self._group_ids: npt.NDArray[np.int32] | None = None
@@ -111,6 +108,32 @@ class TopologyState:
                 ids[node] = index[key]
             self._group_ids, self._groups = ids, groups
         return self._group_ids, self._groups
+
+    # -- following cluster changes (snapshot NodeEventListener) ----------------------------------
+
+    def node_event(self, kind: str, node: int) -> None:
+        """A new NRT object or Node object: the node's cells are what it now publishes.
+
+        A published NRT already accounts for every pod on the node, so the node's over-reserved
+        requests and settled ledger entries are dropped (removing such a pod later frees its
+        cells only once a newer NRT reports it, like the pods bound when the snapshot was taken).
+        """
+        snapshot = self._snapshot
+        if kind == TOPOLOGY_EVENT:
+            raw = snapshot.topologies.get(snapshot.node_names[node])
+            topology = parse_topology(raw) if raw is not None else None
+            # A new list: the parsed-objects extension may be shared with other states.
+            self.topologies = [*self.topologies[:node], topology, *self.topologies[node + 1 :]]
+            self._reserved.pop(node, None)
+            self._ledger = {pod: entry for pod, entry in self._ledger.items() if entry[0] != node}
+            self._numa[node] = _published(snapshot.nodes[node], topology)
+        elif kind == NODE_EVENT:
+            current = self._numa[node]
+            cells = None if current is None else current.cells
+            self._numa[node] = _published(snapshot.nodes[node], self.topologies[node], cells)
+        else:
+            return
+        self._group_ids = None
 
     # -- following placements (snapshot PodListener) -------------------------------------------
 
@@ -162,6 +185,37 @@ class TopologyState:
         assert numa is not None
         self._numa[node] = NodeNuma(numa.manager, cells, numa.node_resources)
         self._group_ids = None
+
+
+def _published(
+    node: Node, topology: NodeTopology | None, cells: tuple[NumaCell, ...] | None = None
+) -> NodeNuma | None:
+    """What Filter and Score see of a node: its NRT's manager and ``cells`` (default: as
+    published) and the node-level resource names (``util.ResourceList(nodeInfo.Allocatable)``)."""
+    if topology is None:
+        return None
+    scalars = {name for name in node.allocatable if is_scalar_resource(name)}
+    resources = frozenset(ALWAYS_AT_NODE_LEVEL | scalars)
+    return NodeNuma(topology.manager, topology.cells if cells is None else cells, resources)
+
+
+def subset_groups(
+    state: TopologyState, nodes: IntArray
+) -> tuple[npt.NDArray[np.int32], list[NodeNuma]]:
+    """Like :meth:`TopologyState.grouping` for ``nodes`` only (ids aligned with ``nodes``)."""
+    index: dict[tuple[Any, ...], int] = {}
+    groups: list[NodeNuma] = []
+    ids = np.full(len(nodes), -1, dtype=np.int32)
+    for k, node in enumerate(nodes.tolist()):
+        numa = state.numa(node)
+        if numa is None:
+            continue
+        key = numa.signature()
+        if key not in index:
+            index[key] = len(groups)
+            groups.append(numa)
+        ids[k] = index[key]
+    return ids, groups
 
 
 def _with_available(cells: tuple[NumaCell, ...], available: Available) -> tuple[NumaCell, ...]:
