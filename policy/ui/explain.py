@@ -1,0 +1,85 @@
+"""Plugin explanations (``details.<Plugin>`` of the engine contract) laid out for people."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from policy.ui import format as fmt
+
+LOADAWARE = "LoadAwareScheduling"
+
+
+@dataclass(frozen=True)
+class UsageLine:
+    """One resource of LoadAware's usage check: the arithmetic behind the verdict."""
+
+    resource: str
+    allocatable: str
+    measured: str
+    existing: str
+    incoming: str
+    estimated: str
+    measured_percent: str
+    added_percent: str
+    usage_percent: str
+    threshold: str
+    checked: bool
+    exceeds: bool
+
+
+def loadaware_lines(detail: Mapping[str, Any] | None) -> list[UsageLine]:
+    """The usage check of a LoadAware explanation (empty when the check did not run)."""
+    if not detail:
+        return []
+    check = detail.get("filter") or {}
+    lines = []
+    for name, r in (check.get("resources") or {}).items():
+        usage, seen = r.get("usagePercent"), r.get("measuredPercent")
+        added = None if usage is None or seen is None else usage - seen
+        lines.append(
+            UsageLine(
+                resource=name,
+                allocatable=fmt.amount(name, r.get("allocatable")),
+                measured=fmt.amount(name, r.get("measured")),
+                existing=fmt.amount(name, r.get("existingPodsEstimated")),
+                incoming=fmt.amount(name, r.get("incomingEstimated")),
+                estimated=fmt.amount(name, r.get("estimated")),
+                measured_percent=fmt.percent(seen),
+                added_percent=fmt.percent(added),
+                usage_percent=fmt.percent(usage),
+                threshold=fmt.percent(r.get("threshold")) if r.get("threshold") else "not checked",
+                checked=bool(r.get("checked")),
+                exceeds=bool(r.get("exceeds")),
+            )
+        )
+    return lines
+
+
+def loadaware_summary(details: Mapping[str, Any] | None) -> str:
+    """The one-line verdict, e.g. "cpu 71% (58% measured + 13% estimated) > 65% threshold from
+    node annotation" ("" when the node has no LoadAware explanation)."""
+    detail = (details or {}).get(LOADAWARE) or {}
+    return str(detail.get("summary") or "")
+
+
+def metric_line(metric: Mapping[str, Any] | None) -> str:
+    """The NodeMetric's state in words."""
+    if not metric or not metric.get("present"):
+        return "no NodeMetric: the node is not load-aware"
+    age = fmt.age(metric.get("ageSeconds"))
+    expiry = metric.get("expirationSeconds")
+    text = f"updated {age} ago ({metric.get('updateTime') or 'no updateTime'})"
+    if expiry:
+        text += f"; expires after {expiry} s"
+    if metric.get("expired"):
+        text += " — expired"
+    if not metric.get("hasUsage", True):
+        text += "; reports no usage"
+    return text
+
+
+def other_details(details: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
+    """Every plugin's explanation except LoadAware's (shown as its own table)."""
+    return [(name, value) for name, value in (details or {}).items() if name != LOADAWARE]

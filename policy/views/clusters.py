@@ -1,0 +1,243 @@
+"""The dashboard (a cluster's nodes under LoadAware) and the node page."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.db.models.functions import TruncDate
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+
+from policy.choices import DecisionOutcome, Role
+from policy.models import Cluster, PlacementDecision
+from policy.roles import can_edit_policy, role_required
+from policy.snapshots import summarize
+from policy.ui import dashboard as board
+from policy.ui import svg
+from policy.ui.explain import loadaware_lines, metric_line
+from policy.ui.links import edit_links
+from policy.ui.node import node_detail as present_node
+from policy.views.support import (
+    SnapshotUnreadable,
+    engine_snapshot,
+    load_of,
+    loadaware_source,
+    selected_cluster,
+    stored_snapshot,
+)
+
+DEFAULT_PAGE_SIZE = 50
+TREND_SNAPSHOTS = 30
+TREND_DAYS = 14
+
+
+def _page_size(request: HttpRequest) -> int:
+    wanted = request.GET.get("per_page", "")
+    return (
+        int(wanted) if wanted.isdigit() and int(wanted) in board.PAGE_SIZES else DEFAULT_PAGE_SIZE
+    )
+
+
+def _href(request: HttpRequest, **changes: str | None) -> str:
+    """This page's query string with ``changes`` (None removes a key); page resets."""
+    params = request.GET.copy()
+    params.pop("page", None)
+    for key, value in changes.items():
+        if value is None:
+            params.pop(key, None)
+        else:
+            params[key] = value
+    return f"?{params.urlencode()}" if params else "?"
+
+
+@role_required(Role.VIEWER)
+@require_GET
+def dashboard(request: HttpRequest) -> HttpResponse:
+    """A cluster's newest snapshot as LoadAwareScheduling sees it: every node's utilization
+    against its effective threshold, NodeMetric freshness, what would be filtered and why."""
+    clusters = list(Cluster.objects.all())
+    cluster = selected_cluster(request, clusters)
+    stored = cluster.latest_snapshot() if cluster else None
+    context: dict[str, Any] = {
+        "clusters": clusters,
+        "cluster": cluster,
+        "snapshot": stored,
+        "can_edit": can_edit_policy(request.user),
+        "edit_links": edit_links() if can_edit_policy(request.user) else [],
+    }
+    if cluster is None or stored is None:
+        return render(request, "policy/dashboard.html", context)
+    source = loadaware_source(cluster, request.GET.get("profile") or None)
+    try:
+        load = load_of(stored, source)
+    except SnapshotUnreadable as exc:
+        stored.refresh_from_db(fields=["objects"])
+        summary = summarize(stored.objects, stored.taken_at)
+        context |= {"summary": summary, "unreadable": str(exc), "rows": summary.rows[:25]}
+        return render(request, "policy/dashboard.html", context)
+
+    query = board.NodeQuery.from_params(request.GET)
+    selected = board.select(load.rows, query)
+    paginator = Paginator(selected, _page_size(request))
+    page = paginator.get_page(request.GET.get("page"))
+    context |= {
+        "summary": load,
+        "source": source,
+        "query": query,
+        "sort": query.sort,
+        "sort_keys": board.SORT_KEYS,
+        "page_obj": page,
+        "rows": list(page.object_list),
+        "matching": len(selected),
+        "states": [
+            (key, label, count)
+            for (key, label), count in zip(
+                board.STATES.items(), board.state_counts(load.rows).values(), strict=True
+            )
+        ],
+        "facets": board.facets(load.rows),
+        "page_sizes": board.PAGE_SIZES,
+        "per_page": paginator.per_page,
+        "reasons": [
+            (reason, count, _href(request, reason=reason, state=None))
+            for reason, count in load.reasons()
+        ],
+        "charts": _charts(request, load),
+        "trends": _trends(cluster),
+        "expiry": load.args.expiration_seconds,
+    }
+    template = (
+        "policy/partials/node_table.html"
+        if request.headers.get("X-Partial") == "nodes"
+        else "policy/dashboard.html"
+    )
+    return render(request, template, context)
+
+
+def _charts(request: HttpRequest, load: Any) -> list[dict[str, Any]]:
+    charts = []
+    for resource in ("cpu", "memory"):
+        bins, unmeasured = board.histogram(
+            load.rows, resource, lambda band: _href(request, band=str(band))
+        )
+        threshold = load.args.thresholds.get(resource, 0)
+        steps = len(bins)
+        over = load.over(resource)
+        label = (
+            f"{resource} load of {load.nodes - unmeasured} nodes in {board.BAND_WIDTH}% bands; "
+            f"{over} above their threshold"
+        )
+        charts.append(
+            {
+                "resource": resource,
+                "over": over,
+                "unmeasured": unmeasured,
+                "svg": svg.histogram(
+                    bins,
+                    label=label,
+                    marker=(threshold / board.BAND_WIDTH) / steps if threshold else None,
+                    marker_label=f"{threshold}% args threshold" if threshold else "",
+                    axis=[(k / steps, f"{k * board.BAND_WIDTH}%") for k in range(0, steps - 1, 2)]
+                    + [((steps - 0.5) / steps, ">100%")],
+                ),
+            }
+        )
+    return charts
+
+
+def _trends(cluster: Cluster) -> dict[str, Any]:
+    history: list[Any] = list(
+        cluster.snapshots.summaries()
+        .order_by("-taken_at")
+        .values("taken_at", "node_count", "pod_count", "pending_pod_count", "node_metric_count")[
+            :TREND_SNAPSHOTS
+        ]
+    )[::-1]
+    series = []
+    if len(history) > 1:
+        for key, label in (
+            ("node_count", "Nodes"),
+            ("pod_count", "Pods bound"),
+            ("pending_pod_count", "Pods pending"),
+            ("node_metric_count", "NodeMetrics"),
+        ):
+            values = [int(row[key]) for row in history]
+            series.append(
+                {
+                    "label": label,
+                    "first": values[0],
+                    "last": values[-1],
+                    "svg": svg.sparkline(
+                        values,
+                        label=f"{label} over the last {len(values)} snapshots: "
+                        f"{values[0]} to {values[-1]}",
+                    ),
+                }
+            )
+    since = timezone.now() - timedelta(days=TREND_DAYS - 1)
+    start = since.date()
+    rows = (
+        PlacementDecision.objects.filter(cluster=cluster, created__date__gte=start)
+        .annotate(day=TruncDate("created"))
+        .values("day", "outcome")
+        .annotate(n=Count("id"))
+    )
+    per_day: dict[Any, dict[str, int]] = {}
+    for row in rows:
+        per_day.setdefault(row["day"], {})[row["outcome"]] = row["n"]
+    days = [start + timedelta(days=k) for k in range(TREND_DAYS)]
+    total = sum(sum(v.values()) for v in per_day.values())
+    decisions = svg.stacked_columns(
+        [
+            svg.Stack(
+                day.strftime("%m-%d"),
+                [
+                    (outcome, per_day.get(day, {}).get(outcome, 0))
+                    for outcome in DecisionOutcome.values
+                ],
+            )
+            for day in days
+        ],
+        label=f"Decisions per day over the last {TREND_DAYS} days: {total} in all",
+    )
+    return {"snapshots": len(history), "series": series, "decisions": decisions, "total": total}
+
+
+@role_required(Role.VIEWER)
+@require_GET
+def node_detail(request: HttpRequest, pk: int, name: str) -> HttpResponse:
+    """One node of a snapshot (the newest, or ``?snapshot=``)."""
+    cluster = get_object_or_404(Cluster, pk=pk)
+    stored = stored_snapshot(cluster, request.GET.get("snapshot"))
+    if stored is None:
+        raise Http404(f"Cluster {cluster.name} has no snapshot yet.")
+    source = loadaware_source(cluster, request.GET.get("profile") or None)
+    try:
+        snapshot = engine_snapshot(stored)
+    except SnapshotUnreadable as exc:
+        raise Http404(f"The snapshot cannot be read: {exc}") from None
+    detail = present_node(snapshot, source.plugin, stored.taken_at, name)
+    if detail is None:
+        raise Http404(f"Snapshot {stored.pk} of {cluster.name} has no node {name!r}.")
+    latest = cluster.latest_snapshot()
+    context = {
+        "cluster": cluster,
+        "snapshot": stored,
+        "latest": latest,
+        "source": source,
+        "detail": detail,
+        "la": detail.loadaware,
+        "la_lines": loadaware_lines(detail.loadaware),
+        "metric": metric_line(detail.loadaware.get("nodeMetric")),
+        "can_edit": can_edit_policy(request.user),
+        "edit_links": edit_links() if can_edit_policy(request.user) else [],
+        "recent_decisions": PlacementDecision.objects.filter(
+            cluster=cluster, selected_node=name
+        ).defer("explanation", "pod")[:10],
+    }
+    return render(request, "policy/node.html", context)

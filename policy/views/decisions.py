@@ -1,0 +1,231 @@
+"""Evaluate a pod, and the decision history: list, one decision, one node of a decision."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import yaml
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from policy import evaluation
+from policy import models as policy_models
+from policy.api.decisions import DecisionFilterSet
+from policy.choices import DecisionSource, Role
+from policy.engine import engine_for
+from policy.models import Cluster, PlacementDecision
+from policy.roles import role_required
+from policy.ui.decision import TOP_RANKED, decision_view, node_entry
+from policy.ui.explain import LOADAWARE, loadaware_lines, metric_line, other_details
+from policy.views.forms import EvaluateForm
+from policy.views.support import SnapshotUnreadable, engine_snapshot, selected_cluster
+from scoring.errors import ConfigurationInvalid
+
+MAX_PENDING_CHOICES = 500
+DECISIONS_PER_PAGE = 50
+NODES_PER_PAGE = 100
+
+
+def _configurations(cluster: Cluster) -> list[tuple[int, str]]:
+    """The cluster's scheduler configurations, if that model exists yet."""
+    model = getattr(policy_models, "SchedulerConfiguration", None)
+    if model is None:
+        return []
+    return [
+        (c.pk, f"#{c.pk} v{getattr(c, 'version', '?')}")
+        for c in model.objects.filter(cluster=cluster).order_by("-id")
+    ]
+
+
+def _profiles(cluster: Cluster, configuration: int | None) -> list[str]:
+    try:
+        choice = evaluation.choose_configuration(cluster, configuration)
+        return sorted(engine_for(choice.document).frameworks)
+    except (evaluation.EvaluationError, ConfigurationInvalid):
+        return []
+
+
+def _pending(cluster: Cluster) -> tuple[list[str], dict[str, Any]]:
+    """Keys of the pending pods of the newest snapshot (the first few hundred) and their
+    manifests."""
+    stored = cluster.latest_snapshot()
+    if stored is None:
+        return [], {}
+    try:
+        snapshot = engine_snapshot(stored)
+    except SnapshotUnreadable:
+        return [], {}
+    pods = sorted(snapshot.pending, key=lambda pod: pod.key)[:MAX_PENDING_CHOICES]
+    return [pod.key for pod in pods], {pod.key: pod.raw for pod in pods}
+
+
+@role_required(Role.VIEWER)
+@require_http_methods(["GET", "POST"])
+def evaluate(request: HttpRequest) -> HttpResponse:
+    """Place a pod on a cluster's newest snapshot; the decision is recorded and shown."""
+    clusters = list(Cluster.objects.all())
+    data = request.POST if request.method == "POST" else request.GET
+    wanted = data.get("cluster")
+    cluster = (
+        next((c for c in clusters if str(c.pk) == wanted), None)
+        if wanted
+        else selected_cluster(request, clusters)
+    )
+    configuration = data.get("configuration")
+    config_id = int(configuration) if configuration and configuration.isdigit() else None
+    pending, manifests = _pending(cluster) if cluster else ([], {})
+    form_kwargs: dict[str, Any] = {
+        "configurations": _configurations(cluster) if cluster else [],
+        "profiles": _profiles(cluster, config_id) if cluster else [],
+        "pending": pending,
+    }
+    if request.method == "POST":
+        form = EvaluateForm(request.POST, request.FILES, **form_kwargs)
+        if form.is_valid():
+            decision = _evaluate(request, form, manifests)
+            if decision is not None:
+                return redirect("decision-detail", pk=decision.pk)
+    else:
+        initial: dict[str, Any] = {"cluster": cluster.pk if cluster else None}
+        if request.GET.get("pending") in manifests:
+            initial["pending"] = request.GET["pending"]
+        form = EvaluateForm(initial=initial, **form_kwargs)
+    return render(
+        request,
+        "policy/evaluate.html",
+        {"form": form, "cluster": cluster, "clusters": clusters, "pending_count": len(pending)},
+    )
+
+
+def _evaluate(
+    request: HttpRequest, form: EvaluateForm, manifests: dict[str, Any]
+) -> PlacementDecision | None:
+    data = form.cleaned_data
+    if data.get("pending"):
+        manifest = copy.deepcopy(dict(manifests[data["pending"]]))
+    else:
+        manifest = copy.deepcopy(data["pod"])
+    if data.get("profile"):
+        spec = manifest.setdefault("spec", {})
+        if isinstance(spec, dict):
+            spec["schedulerName"] = data["profile"]
+    try:
+        return evaluation.evaluate_pod(
+            data["cluster"],
+            manifest,
+            configuration_id=data.get("configuration"),
+            user=request.user,
+            source=DecisionSource.UI,
+        )
+    except evaluation.EvaluationError as exc:
+        field = {"pod": "manifest", "configuration": "configuration", "cluster": "cluster"}.get(
+            exc.field
+        )
+        if field == "manifest" and data.get("pending"):
+            field = "pending"
+        messages = [str(exc)] + [
+            f"{e.get('field', '')}: {e.get('detail', '')}".strip(": ") for e in exc.errors
+        ]
+        for message in messages:
+            form.add_error(field, message)
+        return None
+
+
+@role_required(Role.VIEWER)
+@require_GET
+def decision_list(request: HttpRequest) -> HttpResponse:
+    """Decision history, newest first, filtered by the API's own FilterSet."""
+    queryset: QuerySet[PlacementDecision] = PlacementDecision.objects.select_related(
+        "cluster", "requested_by"
+    ).defer("explanation", "pod")
+    filterset = DecisionFilterSet(request.GET or None, queryset=queryset)
+    for name in ("created_after", "created_before"):
+        widget = filterset.form.fields[name].widget
+        widget.input_type = "datetime-local"
+    decisions = filterset.qs if filterset.is_bound and filterset.is_valid() else queryset
+    paginator = Paginator(decisions, DECISIONS_PER_PAGE)
+    page = paginator.get_page(request.GET.get("page"))
+    return render(
+        request,
+        "policy/decisions.html",
+        {
+            "filter": filterset,
+            "page_obj": page,
+            "filtered": filterset.is_bound,
+            "invalid": filterset.is_bound and not filterset.is_valid(),
+        },
+    )
+
+
+@role_required(Role.VIEWER)
+@require_GET
+def decision_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """One decision: the winner, the ranking, and every filtered node grouped by reason."""
+    decision = get_object_or_404(
+        PlacementDecision.objects.select_related("cluster", "requested_by"), pk=pk
+    )
+    view = decision_view(decision.explanation)
+    show_all = request.GET.get("ranked") == "all"
+    ranked_page = None
+    if show_all:
+        ranked_page = Paginator(view.ranked, NODES_PER_PAGE).get_page(request.GET.get("rpage"))
+        ranked = list(ranked_page.object_list)
+    else:
+        ranked = view.ranked[:TOP_RANKED]
+    group_number = request.GET.get("group", "")
+    open_group = next((g for g in view.groups if str(g.number) == group_number), None)
+    group_page = (
+        Paginator(open_group.nodes, NODES_PER_PAGE).get_page(request.GET.get("gpage"))
+        if open_group
+        else None
+    )
+    return render(
+        request,
+        "policy/decision.html",
+        {
+            "decision": decision,
+            "view": view,
+            "ranked": ranked,
+            "show_all": show_all,
+            "ranked_page": ranked_page,
+            "top": TOP_RANKED,
+            "open_group": open_group,
+            "group_page": group_page,
+            "pod_yaml": yaml.safe_dump(decision.pod, sort_keys=False),
+        },
+    )
+
+
+@role_required(Role.VIEWER)
+@require_GET
+def decision_node(request: HttpRequest, pk: int, name: str) -> HttpResponse:
+    """One node of one decision: every filter and score, and each plugin's explanation."""
+    decision = get_object_or_404(PlacementDecision.objects.select_related("cluster"), pk=pk)
+    entry = node_entry(decision.explanation, name)
+    if entry is None:
+        raise Http404(f"Decision {pk} did not evaluate a node named {name!r}.")
+    details = entry.get("details") or {}
+    la = details.get(LOADAWARE)
+    ranked = decision_view(decision.explanation).ranked
+    rank = next((r.rank for r in ranked if r.name == name), None)
+    return render(
+        request,
+        "policy/decision_node.html",
+        {
+            "decision": decision,
+            "entry": entry,
+            "rank": rank,
+            "feasible_count": len(ranked),
+            "la": la,
+            "la_lines": loadaware_lines(la),
+            "metric": metric_line((la or {}).get("nodeMetric")),
+            "others": [
+                (plugin, yaml.safe_dump(value, sort_keys=False, default_flow_style=False))
+                for plugin, value in other_details(details)
+            ],
+        },
+    )

@@ -1,0 +1,76 @@
+// schedboard's own small script (progressive enhancement: every page works without it).
+// - forms marked data-autosubmit submit when a select changes;
+// - forms marked data-partial-form="ID" and links marked data-partial inside #ID refresh
+//   only that element: the page is fetched with the header "X-Partial: nodes" and the
+//   server answers with the fragment; the address bar follows.
+(function () {
+  "use strict";
+  document.documentElement.classList.add("js");
+
+  function refresh(target, url) {
+    target.setAttribute("aria-busy", "true");
+    return fetch(url, { headers: { "X-Partial": "nodes" }, credentials: "same-origin" })
+      .then(function (response) {
+        if (!response.ok) { throw new Error(response.status); }
+        return response.text();
+      })
+      .then(function (html) {
+        target.innerHTML = html;
+        history.replaceState(null, "", url);
+      })
+      .catch(function () { window.location.href = url; })
+      .finally(function () { target.removeAttribute("aria-busy"); });
+  }
+
+  function formUrl(form) {
+    var params = new URLSearchParams(new FormData(form));
+    return form.action.split("?")[0] + "?" + params.toString();
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("form[data-autosubmit] select").forEach(function (select) {
+      select.addEventListener("change", function () { select.form.submit(); });
+    });
+
+    // A select that decides what the rest of the form offers reloads the page for its value.
+    document.querySelectorAll("select[data-reload]").forEach(function (select) {
+      select.addEventListener("change", function () {
+        var url = new URL(window.location.href);
+        url.search = "";
+        url.searchParams.set(select.dataset.reload, select.value);
+        window.location.href = url.toString();
+      });
+    });
+
+    document.querySelectorAll("form[data-partial-form]").forEach(function (form) {
+      var target = document.getElementById(form.dataset.partialForm);
+      if (!target) { return; }
+      var timer = null;
+      form.addEventListener("submit", function (event) {
+        event.preventDefault();
+        refresh(target, formUrl(form));
+      });
+      form.querySelectorAll("select").forEach(function (select) {
+        select.addEventListener("change", function () { refresh(target, formUrl(form)); });
+      });
+      form.querySelectorAll("input[type=search]").forEach(function (input) {
+        input.addEventListener("input", function () {
+          clearTimeout(timer);
+          timer = setTimeout(function () { refresh(target, formUrl(form)); }, 300);
+        });
+      });
+      target.addEventListener("click", function (event) {
+        var link = event.target.closest("a[data-partial]");
+        if (!link || event.ctrlKey || event.metaKey || event.shiftKey) { return; }
+        event.preventDefault();
+        var url = new URL(link.href, window.location.href);
+        var sort = url.searchParams.get("sort");
+        if (sort !== null && form.elements.sort) { form.elements.sort.value = sort; }
+        refresh(target, url.toString()).then(function () {
+          var heading = document.getElementById("nodes-heading");
+          if (heading) { heading.scrollIntoView({ block: "start" }); }
+        });
+      });
+    });
+  });
+})();
