@@ -1,0 +1,61 @@
+"""Drift: the cluster changed since schedboard last wrote it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from policy.gateway.apply import apply_configmap_key, apply_node_annotations
+from policy.gateway.connection import MERGE_PATCH, Connection
+from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION as KEY
+from policy.gateway.drift import Drift, annotation_drift, configmap_key_drift
+from tests.gateway.kubeserver import ensure_namespaces
+
+NS = "kube-system"
+
+
+def test_configmap_drift(admin: Connection, unique: Callable[[str], str]) -> None:
+    ensure_namespaces(admin, [NS])
+    name = unique("sched")
+    written = "profiles:\n- schedulerName: default-scheduler\n"
+    apply_configmap_key(admin, NS, name, "config.yaml", written)
+    assert configmap_key_drift(admin, NS, name, "config.yaml", written) is None
+
+    edited = written + "  # tuned by hand\n"
+    body = {"data": {"config.yaml": edited}}
+    admin.request(
+        "PATCH", f"/api/v1/namespaces/{NS}/configmaps/{name}", body=body, content_type=MERGE_PATCH
+    )
+    drift = configmap_key_drift(admin, NS, name, "config.yaml", written)
+    assert drift == Drift("ConfigMap", NS, name, "data[config.yaml]", written, edited)
+    assert drift.diff.endswith("+  # tuned by hand\n")
+    admin.request("DELETE", f"/api/v1/namespaces/{NS}/configmaps/{name}")
+    gone = configmap_key_drift(admin, NS, name, "config.yaml", written)
+    assert (
+        gone is not None
+        and gone.actual is None
+        and gone.diff.startswith("--- last written: ConfigMap/")
+    )
+    assert "+++ /dev/null" in gone.diff
+
+
+def test_annotation_drift(admin: Connection, scratch_nodes: Callable[..., list[str]]) -> None:
+    same, edited, removed = scratch_nodes(3)
+    value = '{"usageThresholds":{"cpu":65}}'
+    written = {same: value, edited: value, removed: value}
+    apply_node_annotations(admin, written, set())
+    assert annotation_drift(admin, written) == []
+
+    hand = '{"usageThresholds":{"cpu":80}}'
+    patch = {"metadata": {"annotations": {KEY: hand}}}
+    admin.request("PATCH", f"/api/v1/nodes/{edited}", body=patch, content_type=MERGE_PATCH)
+    patch = {"metadata": {"annotations": {KEY: None}}}
+    admin.request("PATCH", f"/api/v1/nodes/{removed}", body=patch, content_type=MERGE_PATCH)
+
+    drifts = {d.name: d for d in annotation_drift(admin, written)}
+    assert set(drifts) == {edited, removed}
+    assert (drifts[edited].expected, drifts[edited].actual) == (value, hand)
+    assert '-    "cpu": 65\n+    "cpu": 80\n' in drifts[edited].diff
+    assert (
+        drifts[removed].actual is None
+        and drifts[removed].as_dict()["field"] == f"metadata.annotations[{KEY}]"
+    )
