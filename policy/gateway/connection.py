@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 Json = dict[str, Any]
 ConnectionKind = Literal["kubeconfig", "in-cluster"]
 
+USER_AGENT = "schedboard"
 MERGE_PATCH = "application/merge-patch+json"
 JSON = "application/json"
 
@@ -103,7 +104,7 @@ class Connection:
         self.close()
 
     def close(self) -> None:
-        self._client.rest_client.close()
+        self._client.close()
 
     def request(
         self,
@@ -246,8 +247,10 @@ def connect(
     configuration.retries = False  # every retry is ours (retry.py): counted, logged, capped
     configuration.debug = False  # http.client debug output would print the Authorization header
     _protect(configuration)
+    api_client = k8s_client.ApiClient(configuration)
+    api_client.user_agent = USER_AGENT  # names schedboard in the API server's audit log
     return Connection(
-        k8s_client.ApiClient(configuration),
+        api_client,
         description=description,
         retry_policy=retry_policy,
         timeouts=timeouts,
