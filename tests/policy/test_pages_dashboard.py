@@ -1,0 +1,217 @@
+"""The dashboard: every node's LoadAware load against its effective threshold, freshness, what
+would be filtered now and why, aggregates, trends, and the node list's filters and pages."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from policy.models import ClusterSnapshot
+from policy.services import load_demo_cluster
+from policy.ui.links import edit_links
+from tests.conftest import NOW
+from tests.policy.test_pages_support import fresh_caches, loadaware_configuration
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_caches")]
+__all__ = ["fresh_caches"]
+
+
+def dashboard(client: Client, user: User, query: str = "") -> Any:
+    client.force_login(user)
+    response = client.get(f"/{query}")
+    assert response.status_code == 200, response.content[:500]
+    return response
+
+
+def test_counts_and_verdicts_come_from_loadaware(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    response = dashboard(client, viewer)
+    load = response.context["summary"]
+    assert load.nodes == 12
+    assert load.metrics == {"fresh": 9, "expired": 2, "missing": 1}
+    assert load.args.origin == "Koordinator's defaults (no scheduler configuration)"
+    assert load.args.thresholds == {"cpu": 65, "memory": 95}
+    by_name = {node.name: node for node in load.rows}
+    # Expired NodeMetrics are filtered (enableScheduleWhenNodeMetricsExpired defaults to false).
+    expired = [n for n in load.rows if n.metric == "expired"]
+    assert expired and all(n.filtered == "node(s) nodeMetric expired" for n in expired)
+    assert all(n.usage["cpu"].total is None for n in expired)
+    # Every usage verdict agrees with the numbers shown.
+    for node in load.rows:
+        if node.metric == "fresh":
+            over = any(u.total > u.threshold > 0 for u in node.usage.values())
+            assert (node.filtered is not None) == over, node
+    # No NodeMetric: not load-aware, never filtered.
+    missing = next(n for n in load.rows if n.metric == "missing")
+    assert missing.filtered is None and missing.usage["cpu"].measured is None
+    # The annotated node takes its thresholds from the annotation.
+    annotated = by_name["general-b-0010"]
+    assert annotated.threshold_source == "node annotation"
+    assert annotated.usage["cpu"].threshold == 75 and annotated.usage["memory"].threshold == 90
+    assert by_name["general-b-0001"].threshold_source == "args"
+    html = response.content.decode()
+    assert "LoadAware args in force" in html
+    assert f'{load.filtered}</span><span class="label">filtered by LoadAware now' in html
+    for reason, count in load.reasons():
+        assert f'<span class="count">{count}</span> {reason}' in html
+
+
+def test_filtered_nodes_are_listed_with_their_reason(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    response = dashboard(client, viewer, "?state=filtered")
+    rows = response.context["rows"]
+    assert rows and all(node.filtered for node in rows)
+    assert len(rows) == response.context["summary"].filtered
+    html = response.content.decode()
+    assert html.count('<span class="verdict bad">') == len(rows)
+    reason = "node(s) nodeMetric expired"
+    rows = dashboard(client, viewer, f"?reason={reason}").context["rows"]
+    assert {node.metric for node in rows} == {"expired"}
+
+
+def test_search_zone_pool_state_and_band_filters(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    names = [n.name for n in dashboard(client, viewer, "?q=GPU").context["rows"]]
+    assert names == ["gpu-a-0000", "gpu-b-0004", "gpu-b-0007", "gpu-c-0011"]
+    rows = dashboard(client, viewer, "?zone=eu-west-1b&pool=general").context["rows"]
+    assert rows and all(n.zone == "eu-west-1b" and n.pool == "general" for n in rows)
+    assert [n.name for n in dashboard(client, viewer, "?state=cordoned").context["rows"]] == [
+        "general-a-0009"
+    ]
+    assert [n.name for n in dashboard(client, viewer, "?state=annotated").context["rows"]] == [
+        "general-b-0010"
+    ]
+    rows = dashboard(client, viewer, "?band=cpu:30-40").context["rows"]
+    assert rows and all(30 <= n.usage["cpu"].total < 40 for n in rows)
+    response = dashboard(client, viewer, "?q=nothing-like-this")
+    assert b"No node matches these filters." in response.content
+    # Malformed filters are ignored rather than failing the page.
+    assert len(dashboard(client, viewer, "?band=disk:x&state=bogus").context["rows"]) == 12
+
+
+def test_sorting_keeps_unmeasured_nodes_last(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    rows = dashboard(client, viewer, "?sort=-cpu_load").context["rows"]
+    loads = [n.cpu_load for n in rows if n.cpu_load is not None]
+    assert loads == sorted(loads, reverse=True)
+    assert all(n.cpu_load is None for n in rows[len(loads) :])
+    rows = dashboard(client, viewer, "?sort=age").context["rows"]
+    ages = [n.metric_age for n in rows if n.metric_age is not None]
+    assert ages == sorted(ages)
+    html = dashboard(client, viewer, "?sort=memory_load").content.decode()
+    assert 'aria-sort="ascending"' in html
+    assert "sort=-memory_load" in html  # the header now offers the other direction
+
+
+def test_histograms_count_every_measured_node(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    response = dashboard(client, viewer)
+    charts = response.context["charts"]
+    assert [c["resource"] for c in charts] == ["cpu", "memory"]
+    load = response.context["summary"]
+    for chart in charts:
+        measured = sum(1 for n in load.rows if n.usage[chart["resource"]].total is not None)
+        assert chart["unmeasured"] == load.nodes - measured
+        svg = str(chart["svg"])
+        assert svg.startswith('<svg class="chart"') and 'role="img"' in svg
+        tips = re.findall(r"<title>[^<]*: (\d+) nodes?", svg)
+        assert sum(map(int, tips)) == measured
+        assert "args threshold" in svg
+    assert "band=cpu%3A" in str(charts[0]["svg"]) or "band=cpu:" in str(charts[0]["svg"])
+
+
+def test_pages_of_a_larger_cluster(client: Client, viewer: User) -> None:
+    load_demo_cluster(nodes=60, now=NOW)
+    response = dashboard(client, viewer, "?per_page=25&page=3")
+    page = response.context["page_obj"]
+    assert page.paginator.num_pages == 3 and len(response.context["rows"]) == 10
+    html = response.content.decode()
+    assert "Page 3 of 3" in html and 'rel="prev"' in html
+    # The partial answers only the table, for in-place refreshes.
+    client.force_login(viewer)
+    partial = client.get("/?per_page=25", HTTP_X_PARTIAL="nodes").content.decode()
+    assert "<html" not in partial and partial.count('<th scope="row">') == 25
+    # An unknown page size falls back to the default.
+    assert dashboard(client, viewer, "?per_page=7").context["per_page"] == 50
+
+
+def test_trends_across_snapshots_and_decisions(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    html = dashboard(client, viewer).content.decode()
+    assert "One snapshot so far" in html
+    assert "No decision in the last 14 days" in html
+    load_demo_cluster(nodes=12, now=NOW + timedelta(minutes=5))
+    from policy.evaluation import evaluate_pod
+
+    cluster = demo_snapshot.cluster
+    evaluate_pod(cluster, {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []}})
+    trends = dashboard(client, viewer).context["trends"]
+    assert trends["snapshots"] == 2
+    assert [s["label"] for s in trends["series"]] == [
+        "Nodes",
+        "Pods bound",
+        "Pods pending",
+        "NodeMetrics",
+    ]
+    assert trends["total"] == 1
+    assert "Decisions per day over the last 14 days: 1 in all" in str(trends["decisions"])
+
+
+def test_configuration_args_and_node_annotations(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    configuration = loadaware_configuration(
+        demo_snapshot.cluster, usage_thresholds={"cpu": 30, "memory": 90}
+    )
+    load = dashboard(client, viewer).context["summary"]
+    assert load.args.origin.startswith(f"scheduler configuration #{configuration.pk}")
+    assert load.args.thresholds == {"cpu": 30, "memory": 90}
+    by_name = {n.name: n for n in load.rows}
+    assert by_name["general-b-0001"].usage["cpu"].threshold == 30
+    # The annotation replaces the args' thresholds as a whole.
+    assert by_name["general-b-0010"].usage["cpu"].threshold == 75
+    fresh = [n for n in load.rows if n.metric == "fresh" and n.threshold_source == "args"]
+    assert all((n.usage["cpu"].total > 30) == bool(n.filtered) for n in fresh)
+
+
+def test_configuration_without_loadaware_says_so(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    configuration = loadaware_configuration(demo_snapshot.cluster)
+    profile = configuration.profiles.get()
+    profile.plugins = {}
+    profile.save()
+    response = dashboard(client, viewer)
+    assert "No profile of scheduler configuration" in response.content.decode()
+    assert response.context["summary"].args.thresholds == {"cpu": 65, "memory": 95}
+
+
+def test_edit_controls_only_for_editors(
+    client: Client, viewer: User, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    html = dashboard(client, viewer).content.decode()
+    assert "Edit " not in html
+    html = dashboard(client, editor).content.decode()
+    for label, url in edit_links():
+        assert f'href="{url}">Edit {label}</a>' in html
+
+
+def test_navigation_reaches_every_page(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    html = dashboard(client, viewer).content.decode()
+    assert '<a class="skip-link" href="#main">' in html and '<main id="main"' in html
+    for href in ('href="/"', 'href="/evaluate/"', 'href="/decisions/"', 'href="/api/v1/"'):
+        assert href in html
+    assert '<a href="/" aria-current="page">Dashboard</a>' in html

@@ -1,0 +1,183 @@
+"""A stored decision (winner, ranking with per-plugin scores, filtered nodes grouped by reason,
+LoadAware's arithmetic) and the decision history with the API's filters."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.utils import timezone
+from django.utils.html import escape
+
+from policy.choices import DecisionSource
+from policy.evaluation import evaluate_pod
+from policy.models import ClusterSnapshot, PlacementDecision
+from policy.services import load_demo_cluster
+from tests.conftest import NOW
+from tests.policy.test_pages_support import fresh_caches, loadaware_configuration
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_caches")]
+__all__ = ["fresh_caches"]
+
+
+def pod(name: str = "web-1", cpu: str = "1", namespace: str = "default") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": cpu}}}]},
+    }
+
+
+def evaluated(snapshot: ClusterSnapshot, **kwargs: Any) -> PlacementDecision:
+    return evaluate_pod(snapshot.cluster, pod(**kwargs), source=DecisionSource.UI)
+
+
+def test_decision_page_shows_winner_ranking_and_filtered_groups(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    decision = evaluated(demo_snapshot, cpu="6")
+    client.force_login(viewer)
+    response = client.get(f"/decisions/{decision.pk}/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f"<title>Decision {decision.pk}: default/web-1 · schedboard</title>" in html
+    view = response.context["view"]
+    assert view.selected == decision.selected_node == view.winner.name
+    assert view.feasible + view.filtered == 12 == view.total
+    assert [name for name, _ in view.score_plugins] == [
+        "TaintToleration",
+        "NodeResourcesFit",
+        "NodeResourcesBalancedAllocation",
+    ]
+    totals = [node.total for node in view.ranked]
+    assert totals == sorted(totals, reverse=True)
+    for node in view.ranked:
+        assert node.total == sum(cell.weighted for cell in node.scores if cell)
+    # Every filtered node is in a group for each of its failing plugins, reasons verbatim.
+    filtered = {e["name"]: e for e in decision.explanation["nodes"] if not e["feasible"]}
+    grouped = {n.name for g in view.groups for n in g.nodes}
+    assert grouped == set(filtered)
+    for group in view.groups:
+        assert escape(group.reason) in html
+        for node in group.nodes:
+            failing = filtered[node.name]["filters"]
+            assert any(f["plugin"] == group.plugin and f["code"] != "Success" for f in failing)
+    assert "node(s) were unschedulable" in html  # the cordoned node
+
+
+def test_big_decisions_show_top_nodes_then_expand(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    load_demo_cluster(nodes=60, now=NOW)
+    decision = evaluated(demo_snapshot)
+    client.force_login(viewer)
+    response = client.get(f"/decisions/{decision.pk}/")
+    view = response.context["view"]
+    assert view.feasible > 10 and len(response.context["ranked"]) == 10
+    assert f"Show all {view.feasible} ranked nodes" in response.content.decode()
+    response = client.get(f"/decisions/{decision.pk}/?ranked=all")
+    assert len(response.context["ranked"]) == view.feasible
+    group = max(view.groups, key=lambda g: g.count)
+    response = client.get(f"/decisions/{decision.pk}/?group={group.number}")
+    assert response.context["open_group"].number == group.number
+    assert len(response.context["group_page"].object_list) == group.count
+
+
+def test_loadaware_arithmetic_behind_the_verdict(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    loadaware_configuration(demo_snapshot.cluster, usage_thresholds={"cpu": 35, "memory": 90})
+    decision = evaluated(demo_snapshot, cpu="500m")
+    client.force_login(viewer)
+    html = client.get(f"/decisions/{decision.pk}/").content.decode()
+    refused = [
+        e
+        for e in decision.explanation["nodes"]
+        if any(
+            f["plugin"] == "LoadAwareScheduling" and f["reason"] and "usage" in f["reason"]
+            for f in e["filters"]
+        )
+    ]
+    assert refused
+    summary = refused[0]["details"]["LoadAwareScheduling"]["summary"]
+    assert "measured +" in summary and "> 35% threshold from args" in summary
+    assert escape(summary) in html
+    page = client.get(f"/decisions/{decision.pk}/nodes/{refused[0]['name']}/")
+    assert page.status_code == 200
+    lines = page.context["la_lines"]
+    assert any(line.exceeds for line in lines)
+    assert "The filter's arithmetic" in page.content.decode()
+
+
+def test_decision_node_page(client: Client, viewer: User, demo_snapshot: ClusterSnapshot) -> None:
+    decision = evaluated(demo_snapshot)
+    client.force_login(viewer)
+    feasible = decision.explanation["nodes"][0]
+    response = client.get(f"/decisions/{decision.pk}/nodes/{feasible['name']}/")
+    assert response.status_code == 200 and response.context["rank"] == 1
+    html = response.content.decode()
+    for score in feasible["scores"]:
+        assert f'<th scope="row">{score["plugin"]}</th>' in html
+    assert client.get(f"/decisions/{decision.pk}/nodes/nope/").status_code == 404
+    assert client.get("/decisions/999999/").status_code == 404
+
+
+def test_history_filters_and_pages(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    for k in range(3):
+        evaluated(demo_snapshot, name=f"web-{k}", namespace="shop")
+    huge = evaluated(demo_snapshot, name="huge", cpu="1000")
+    client.force_login(viewer)
+    response = client.get("/decisions/")
+    assert response.status_code == 200
+    assert response.context["page_obj"].paginator.count == 4
+    html = response.content.decode()
+    assert "<title>Decisions · schedboard</title>" in html
+    for field in ("pod", "namespace", "node", "profile", "outcome", "created_after"):
+        assert f'for="id_{field}"' in html
+    assert 'type="datetime-local"' in html
+
+    def names(query: str) -> list[str]:
+        page = client.get(f"/decisions/?{query}").context["page_obj"]
+        return sorted(d.pod_name for d in page.object_list)
+
+    assert names("namespace=shop") == ["web-0", "web-1", "web-2"]
+    assert names("pod=huge") == ["huge"]
+    assert names("outcome=unschedulable") == ["huge"]
+    node = PlacementDecision.objects.get(pod_name="web-0").selected_node
+    assert "web-0" in names(f"node={node}")
+    assert len(names("profile=default-scheduler")) == 4
+    later = (timezone.now() + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
+    assert names(f"created_after={later}") == []
+    assert len(names(f"created_before={later}")) == 4
+    assert f'href="/decisions/{huge.pk}/"' in html
+    response = client.get("/decisions/?outcome=bogus")
+    assert response.context["invalid"] and b"Some filters are invalid" in response.content
+
+
+def test_history_pagination(client: Client, viewer: User, demo_snapshot: ClusterSnapshot) -> None:
+    first = evaluated(demo_snapshot)
+    rows = [
+        PlacementDecision(
+            **{
+                f.name: getattr(first, f.name)
+                for f in PlacementDecision._meta.concrete_fields
+                if f.name not in ("id", "created")
+            }
+        )
+        for _ in range(60)
+    ]
+    PlacementDecision.objects.bulk_create(rows)
+    client.force_login(viewer)
+    page = client.get("/decisions/?page=2").context["page_obj"]
+    assert page.number == 2 and len(page.object_list) == 11
+
+
+def test_history_needs_a_role(client: Client, nobody: User) -> None:
+    client.force_login(nobody)
+    assert client.get("/decisions/").status_code == 403

@@ -1,0 +1,133 @@
+"""Presenters without a database: formatting, charts, node list queries, decision layout."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from policy.ui import format as fmt
+from policy.ui import svg
+from policy.ui.dashboard import Band, NodeQuery, histogram, select, sort_nodes
+from policy.ui.decision import decision_view
+from policy.ui.loadaware import cluster_load, default_plugin
+from scoring.snapshot import Snapshot
+from scoring.synthetic import generate_cluster
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def load() -> Any:
+    snapshot = Snapshot.from_objects(generate_cluster(nodes=40, seed=3, now=NOW), warn=print)
+    return cluster_load(snapshot, default_plugin(), NOW, origin="defaults", profile=None)
+
+
+def test_formats() -> None:
+    assert fmt.cores(15840) == "15.84" and fmt.cores(2000) == "2" and fmt.cores(None) == "—"
+    assert fmt.binary(68 * 2**30) == "68 Gi" and fmt.binary(1536 * 2**20) == "1.5 Gi"
+    assert fmt.binary(512) == "512 B"
+    assert fmt.amount("cpu", 250) == "0.25" and fmt.amount("pods", 110) == "110"
+    assert fmt.age(52) == "52 s" and fmt.age(1260) == "21 min" and fmt.age(90000) == "25 h"
+    assert fmt.age(None) == "—" and fmt.percent(71) == "71%" and fmt.percent(12.5) == "12.5%"
+    assert fmt.ratio(1, 3) == 33.3 and fmt.ratio(1, 0) is None
+
+
+def test_svg_escapes_text() -> None:
+    chart = svg.histogram(
+        [svg.Bin("<b>", 1, 2, href='?x="1"&y')], label="a & b", marker=0.5, marker_label="<t>"
+    )
+    assert "<b>" not in chart and "&lt;b&gt;" in chart and "a &amp; b" in chart
+    assert 'href="?x=&quot;1&quot;&amp;y"' in chart and "&lt;t&gt;" in chart
+    assert "3 nodes (2 above their threshold)" in chart
+    assert svg.sparkline([], label="x") == ""
+    line = svg.sparkline([1, 3, 2], label="trend <x>")
+    assert "<polyline" in line and "trend &lt;x&gt;" in line
+    columns = svg.stacked_columns([svg.Stack("d1", [("scheduled", 2), ("error", 1)])], label="l")
+    assert 'class="scheduled"' in columns and "2 scheduled, 1 error" in columns
+
+
+def test_bands() -> None:
+    assert str(Band.parse("cpu:60-70")) == "cpu:60-70"
+    assert Band.parse("memory:100-") == Band("memory", 100, None)
+    assert Band.parse("disk:1-2") is None and Band.parse("cpu:x-1") is None
+    assert Band("cpu", 60, 70).label == "cpu load 60%–70%"
+    assert Band("cpu", 100, None).label == "cpu load 100% and more"
+
+
+def test_queries_and_sorting(load: Any) -> None:
+    rows = load.rows
+    everything = select(rows, NodeQuery())
+    assert [n.name for n in everything] == sorted(n.name for n in rows)
+    filtered = select(rows, NodeQuery.from_params({"state": "filtered", "sort": "-cpu_load"}))
+    assert filtered and all(n.filtered for n in filtered)
+    over = select(rows, NodeQuery(state="over"))
+    assert all(n.over for n in over)
+    by_memory = sort_nodes(list(rows), "memory_used")
+    values = [n.memory_used for n in by_memory if n.memory_used is not None]
+    assert values == sorted(values)
+    assert by_memory[-1].memory_used is None or len(values) == len(rows)
+    assert NodeQuery.from_params({"state": "bogus"}).state == ""
+
+
+def test_histogram_bins_cover_every_measured_node(load: Any) -> None:
+    bins, unmeasured = histogram(load.rows, "cpu", lambda band: f"?band={band}")
+    assert len(bins) == 11
+    assert sum(b.total for b in bins) + unmeasured == load.nodes
+    assert sum(b.over for b in bins) == load.over("cpu")
+    assert bins[-1].label == "cpu load 100% and more" and bins[0].href == "?band=cpu:0-10"
+
+
+def _entry(name: str, feasible: bool, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "feasible": feasible, "filters": [], "scores": [], **extra}
+
+
+def test_decision_layout_groups_every_failure() -> None:
+    scores = [
+        {"plugin": "A", "raw": 10, "normalized": 100, "weight": 2, "weighted": 200},
+        {"plugin": "B", "raw": 5, "normalized": 5, "weight": 1, "weighted": 5},
+    ]
+    explanation = {
+        "pod": "default/p",
+        "profile": "default-scheduler",
+        "selectedNode": "n1",
+        "feasibleNodes": 1,
+        "totalNodes": 3,
+        "nodes": [
+            _entry("n1", True, scores=scores, totalScore=205),
+            _entry(
+                "n2",
+                False,
+                filters=[
+                    {"plugin": "NodeResourcesFit", "code": "Unschedulable", "reason": "x, y",
+                     "reasons": ["Insufficient cpu", "Insufficient memory"]},
+                    {"plugin": "LoadAwareScheduling", "code": "Unschedulable",
+                     "reason": "node(s) cpu usage exceed threshold"},
+                ],
+                details={"LoadAwareScheduling": {"summary": "cpu 71% > 65%"}},
+            ),
+            _entry(
+                "n3",
+                False,
+                filters=[{"plugin": "NodeResourcesFit", "code": "Unschedulable",
+                          "reason": "Insufficient cpu"}],
+            ),
+        ],
+        "skippedPlugins": [{"plugin": "VolumeBinding", "reason": "not modelled"}],
+    }  # fmt: skip
+    view = decision_view(explanation)
+    assert view.winner is not None and view.winner.name == "n1" and view.filtered == 2
+    assert view.winner_parts[0][0] == "A" and view.winner_parts[0][2].weighted == 200
+    groups = {(g.plugin, g.reason): [n.name for n in g.nodes] for g in view.groups}
+    assert groups == {
+        ("NodeResourcesFit", "Insufficient cpu"): ["n2", "n3"],
+        ("NodeResourcesFit", "Insufficient memory"): ["n2"],
+        ("LoadAwareScheduling", "node(s) cpu usage exceed threshold"): ["n2"],
+    }
+    assert view.groups[0].count == 2 and view.groups[0].number == 1
+    n2 = view.groups[0].nodes[0]
+    assert n2.loadaware == "cpu 71% > 65%" and len(n2.failures) == 3
+    assert view.skipped[0]["plugin"] == "VolumeBinding"
+    empty = decision_view({"nodes": []})
+    assert empty.winner is None and empty.groups == [] and empty.ranked == []
