@@ -32,3 +32,29 @@ class DecisionSource(models.TextChoices):
     API = "api", "REST API"
     UI = "ui", "Web UI"
     WORKER = "worker", "Background evaluation of a pending pod"
+
+
+class PushMode(models.TextChoices):
+    """When a cluster's policies are written to it."""
+
+    MANUAL = "manual", "Manual: an operator pushes"
+    AUTOMATIC = "automatic", "Automatic: every saved change is pushed"
+
+
+class ChangeAction(models.TextChoices):
+    """What a :class:`~policy.models.PolicyChange` records."""
+
+    CREATE = "create", "Created"
+    UPDATE = "update", "Updated"
+    DELETE = "delete", "Deleted"
+    REVERT = "revert", "Reverted"
+    IMPORT = "import", "Imported"
+
+
+class ChangeSource(models.TextChoices):
+    """Where a change (or a refused request) came from."""
+
+    UI = "ui", "Web UI"
+    API = "api", "API (session)"
+    TOKEN = "token", "API (token)"
+    SYSTEM = "system", "System (command or task)"

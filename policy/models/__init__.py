@@ -1,12 +1,24 @@
 """schedboard's models, one module per concern (as NetBox does)."""
 
+from policy.models.changelog import AuthorizationFailure, PolicyChange
 from policy.models.clusters import Cluster, ClusterSnapshot
 from policy.models.decisions import PlacementDecision
+from policy.models.loadaware import LoadAwareSchedulingArgs
+from policy.models.nodemetrics import NodeMetricCollectPolicy
+from policy.models.scheduler import SchedulerConfiguration, SchedulerProfile
+from policy.models.thresholds import NodeThresholdPolicy
 from policy.models.tokens import ApiToken
 
 __all__ = [
     "ApiToken",
+    "AuthorizationFailure",
     "Cluster",
     "ClusterSnapshot",
+    "LoadAwareSchedulingArgs",
+    "NodeMetricCollectPolicy",
+    "NodeThresholdPolicy",
     "PlacementDecision",
+    "PolicyChange",
+    "SchedulerConfiguration",
+    "SchedulerProfile",
 ]

@@ -8,11 +8,33 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from policy.choices import ClusterKind
+from policy.choices import ClusterKind, PushMode
+from policy.models.base import VersionedModel
+from policy.validators import (
+    configmap_key_validator,
+    dns1123_label_validator,
+    dns1123_subdomain_validator,
+    timezone_validator,
+)
 
 
-class Cluster(models.Model):
-    """A Kubernetes cluster: synthetic (demo), reached through a kubeconfig, or in-cluster."""
+class Cluster(VersionedModel):
+    """A Kubernetes cluster: synthetic (demo), reached through a kubeconfig, or in-cluster,
+    with where its policies are written and when."""
+
+    SNAPSHOT_FIELDS = (
+        "name",
+        "kind",
+        "kubeconfig_path",
+        "kubeconfig_context",
+        "scheduler_config_namespace",
+        "scheduler_config_name",
+        "scheduler_config_key",
+        "slo_config_namespace",
+        "slo_config_name",
+        "push_mode",
+        "timezone",
+    )
 
     name = models.SlugField(max_length=63, unique=True)
     kind = models.CharField(max_length=16, choices=ClusterKind.choices, default=ClusterKind.DEMO)
@@ -22,8 +44,50 @@ class Cluster(models.Model):
     kubeconfig_context = models.CharField(
         max_length=253, blank=True, help_text="Context to use; empty means the current one."
     )
-    created = models.DateTimeField(auto_now_add=True)
-    updated = models.DateTimeField(auto_now=True)
+    scheduler_config_namespace = models.CharField(
+        max_length=63,
+        default="kube-system",
+        validators=[dns1123_label_validator],
+        help_text="Namespace of the ConfigMap holding the KubeSchedulerConfiguration.",
+    )
+    scheduler_config_name = models.CharField(
+        max_length=253,
+        default="kube-scheduler-config",
+        validators=[dns1123_subdomain_validator],
+        help_text="Name of that ConfigMap.",
+    )
+    scheduler_config_key = models.CharField(
+        max_length=253,
+        default="config.yaml",
+        validators=[configmap_key_validator],
+        help_text="The ConfigMap key the configuration YAML is written to.",
+    )
+    slo_config_namespace = models.CharField(
+        max_length=63,
+        default="koordinator-system",
+        validators=[dns1123_label_validator],
+        help_text="Namespace of Koordinator's slo-controller ConfigMap (NodeMetric collect "
+        "policies).",
+    )
+    slo_config_name = models.CharField(
+        max_length=253,
+        default="slo-controller-config",
+        validators=[dns1123_subdomain_validator],
+        help_text="Name of Koordinator's slo-controller ConfigMap.",
+    )
+    push_mode = models.CharField(
+        max_length=16,
+        choices=PushMode.choices,
+        default=PushMode.MANUAL,
+        help_text="manual: an operator pushes; automatic: every saved policy change is pushed.",
+    )
+    timezone = models.CharField(
+        max_length=64,
+        default="UTC",
+        validators=[timezone_validator],
+        help_text="IANA time zone of the node threshold policies' time windows "
+        "(e.g. Europe/Paris).",
+    )
 
     class Meta:
         ordering = ["name"]

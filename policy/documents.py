@@ -1,0 +1,428 @@
+"""The adapter between scheduler-configuration rows and the v1 ``KubeSchedulerConfiguration``.
+
+Three directions, all on plain data (the *tree*: a configuration's snapshot with its profiles
+and their LoadAware args, as :func:`tree_snapshot` returns it and history stores it):
+
+- :func:`build_document` renders a tree as the v1 document (not defaulted: unset stays unset,
+  so kube-scheduler's defaults apply), and remembers where each part of the document came from,
+  so :func:`locate` can map an engine :class:`~scoring.errors.FieldError` path such as
+  ``profiles[1].pluginConfig[0].args.usageThresholds`` back to the API object and field
+  (``profiles[1].loadaware_args.usage_thresholds``);
+- :func:`tree_from_document` decomposes an imported document into a tree (the inverse);
+- :func:`validate_tree` runs the engine's validation (``validate_configuration``) on a tree.
+
+The engine owns every rule; nothing here re-checks a value.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from scoring.config import validate_configuration
+from scoring.config.loader import CONFIG_API_VERSION, CONFIG_KIND, parse_text
+from scoring.config.schema import KUBE_SCHEDULER_CONFIGURATION, Decoder
+from scoring.errors import INVALID, TYPE_INVALID, FieldError, InputError
+
+if TYPE_CHECKING:
+    from policy.models import SchedulerConfiguration
+
+LOADAWARE = "LoadAwareScheduling"
+ARGS_API_VERSION = "kubescheduler.config.k8s.io/v1"
+LOADAWARE_KIND = "LoadAwareSchedulingArgs"
+
+# Configuration model field -> v1 JSON name, in v1 declaration order.
+CONFIGURATION_FIELDS: dict[str, str] = {
+    "parallelism": "parallelism",
+    "leader_election": "leaderElection",
+    "client_connection": "clientConnection",
+    "enable_profiling": "enableProfiling",
+    "enable_contention_profiling": "enableContentionProfiling",
+    "percentage_of_nodes_to_score": "percentageOfNodesToScore",
+    "pod_initial_backoff_seconds": "podInitialBackoffSeconds",
+    "pod_max_backoff_seconds": "podMaxBackoffSeconds",
+    "extenders": "extenders",
+    "delay_cache_until_active": "delayCacheUntilActive",
+}
+PROFILE_FIELDS: dict[str, str] = {
+    "scheduler_name": "schedulerName",
+    "percentage_of_nodes_to_score": "percentageOfNodesToScore",
+    "plugins": "plugins",
+    "plugin_config": "pluginConfig",
+}
+# LoadAwareSchedulingArgs: model field -> v1 JSON name (``aggregated.*`` nested).
+ARGS_FIELDS: dict[str, str] = {
+    "node_metric_expiration_seconds": "nodeMetricExpirationSeconds",
+    "filter_expired_node_metrics": "filterExpiredNodeMetrics",
+    "enable_schedule_when_node_metrics_expired": "enableScheduleWhenNodeMetricsExpired",
+    "resource_weights": "resourceWeights",
+    "dominant_resource_weight": "dominantResourceWeight",
+    "usage_thresholds": "usageThresholds",
+    "prod_usage_thresholds": "prodUsageThresholds",
+    "prod_usage_include_sys": "prodUsageIncludeSys",
+    "score_according_prod_usage": "scoreAccordingProdUsage",
+    "estimator": "estimator",
+    "estimated_scaling_factors": "estimatedScalingFactors",
+    "estimated_seconds_after_pod_scheduled": "estimatedSecondsAfterPodScheduled",
+    "estimated_seconds_after_initialized": "estimatedSecondsAfterInitialized",
+    "allow_customize_estimation": "allowCustomizeEstimation",
+    "supported_resources": "supportedResources",
+}
+AGGREGATED_FIELDS: dict[str, str] = {
+    "aggregated_usage_thresholds": "usageThresholds",
+    "aggregated_usage_aggregation_type": "usageAggregationType",
+    "aggregated_usage_aggregated_duration": "usageAggregatedDuration",
+    "aggregated_score_aggregation_type": "scoreAggregationType",
+    "aggregated_score_aggregated_duration": "scoreAggregatedDuration",
+}
+_TEXT_ARGS_FIELDS = frozenset(
+    {"estimator", *(name for name in AGGREGATED_FIELDS if not name.endswith("_thresholds"))}
+)
+# Upstream reports nodeMetricExpirationSeconds errors under this (misspelt) path.
+_ARGS_PATH_ALIASES = {"nodeMetricExpiredSeconds": "node_metric_expiration_seconds"}
+
+CONFIGURATION = "configuration"
+PROFILE = "profile"
+ARGS = "loadaware_args"
+
+
+# -- rendering ----------------------------------------------------------------------------------
+
+
+def _unset(value: Any) -> bool:
+    return value is None or value == "" or value == {} or value == []
+
+
+def args_to_v1(args: Mapping[str, Any]) -> dict[str, Any]:
+    """LoadAware args model fields (a snapshot) -> v1 args JSON: only what is set."""
+    v1: dict[str, Any] = {}
+    for name, v1_name in ARGS_FIELDS.items():
+        value = args.get(name)
+        if value is not None and value != "":
+            v1[v1_name] = copy.deepcopy(value)
+    aggregated = {
+        v1_name: copy.deepcopy(args[name])
+        for name, v1_name in AGGREGATED_FIELDS.items()
+        if args.get(name) is not None and args.get(name) != ""
+    }
+    if aggregated:
+        v1["aggregated"] = aggregated
+    return v1
+
+
+def args_from_v1(v1: Mapping[str, Any]) -> dict[str, Any]:
+    """v1 args JSON -> LoadAware args model fields (unset: None, or "" for text fields)."""
+    values: dict[str, Any] = {}
+    aggregated = v1.get("aggregated") or {}
+    sources = [(ARGS_FIELDS, v1), (AGGREGATED_FIELDS, aggregated)]
+    for names, source in sources:
+        for name, v1_name in names.items():
+            value = source.get(v1_name)
+            if value is None and name in _TEXT_ARGS_FIELDS:
+                value = ""
+            values[name] = _integral(value)
+    return values
+
+
+def _integral(value: Any) -> Any:
+    """YAML ``65.0`` is JSON 65 to Go's decoder: keep integers as integers."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a part of the document came from: the API object and how its fields are named."""
+
+    doc_prefix: str
+    kind: str  # CONFIGURATION, PROFILE or ARGS
+    object_id: int | None
+    api_prefix: str
+    # profile only: document pluginConfig index -> plugin_config index (None: the args entry)
+    plugin_config_index: tuple[int | None, ...] = ()
+
+
+@dataclass
+class BuiltDocument:
+    document: dict[str, Any]
+    origins: list[Origin] = field(default_factory=list)
+
+
+def build_document(tree: Mapping[str, Any]) -> BuiltDocument:
+    """The v1 document of a configuration tree (see the module docstring)."""
+    doc: dict[str, Any] = {"apiVersion": CONFIG_API_VERSION, "kind": CONFIG_KIND}
+    for name, v1_name in CONFIGURATION_FIELDS.items():
+        value = tree.get(name)
+        if not _unset(value) and value is not False:
+            doc[v1_name] = copy.deepcopy(value)
+    origins = [Origin("", CONFIGURATION, tree.get("id"), "")]
+    profiles = []
+    for i, profile in enumerate(_ordered(tree.get("profiles") or [])):
+        doc_prefix = f"profiles[{i}]"
+        api_prefix = f"profiles[{i}]"
+        entry: dict[str, Any] = {}
+        if profile.get("scheduler_name"):
+            entry["schedulerName"] = profile["scheduler_name"]
+        if profile.get("percentage_of_nodes_to_score") is not None:
+            entry["percentageOfNodesToScore"] = profile["percentage_of_nodes_to_score"]
+        if profile.get("plugins"):
+            entry["plugins"] = copy.deepcopy(profile["plugins"])
+        configs: list[dict[str, Any]] = [
+            copy.deepcopy(c) for c in profile.get("plugin_config") or []
+        ]
+        index_map: list[int | None] = list(range(len(configs)))
+        args = profile.get("loadaware_args")
+        if args is not None:
+            position = args.get("plugin_config_index")
+            at = len(configs) if position is None else min(int(position), len(configs))
+            v1_args = {"apiVersion": ARGS_API_VERSION, "kind": LOADAWARE_KIND, **args_to_v1(args)}
+            configs.insert(at, {"name": LOADAWARE, "args": v1_args})
+            index_map.insert(at, None)
+            origins.append(
+                Origin(
+                    f"{doc_prefix}.pluginConfig[{at}].args",
+                    ARGS,
+                    args.get("id"),
+                    f"{api_prefix}.loadaware_args",
+                )
+            )
+        if configs:
+            entry["pluginConfig"] = configs
+        origins.append(Origin(doc_prefix, PROFILE, profile.get("id"), api_prefix, tuple(index_map)))
+        profiles.append(entry)
+    if profiles:
+        doc["profiles"] = profiles
+    return BuiltDocument(doc, origins)
+
+
+def _ordered(profiles: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return sorted(profiles, key=lambda p: (p.get("position") or 0, p.get("id") or 0))
+
+
+# -- importing ----------------------------------------------------------------------------------
+
+
+def tree_from_document(document: Mapping[str, Any]) -> dict[str, Any]:
+    """Configuration fields and profiles (with LoadAware args) of a decoded v1 document.
+
+    ``document`` must have passed :func:`validate_source` (it decodes strictly).
+    """
+    decoder = Decoder()
+    decoded = decoder.decode(KUBE_SCHEDULER_CONFIGURATION, document, "") or {}
+    tree: dict[str, Any] = {
+        name: decoded.get(v1_name) for name, v1_name in CONFIGURATION_FIELDS.items()
+    }
+    tree["leader_election"] = tree["leader_election"] or {}
+    tree["client_connection"] = tree["client_connection"] or {}
+    tree["extenders"] = tree["extenders"] or []
+    tree["delay_cache_until_active"] = bool(tree["delay_cache_until_active"])
+    profiles = []
+    # Plugin args are kept as written (the decoder leaves RawExtensions alone).
+    raw_profiles = document.get("profiles") or []
+    for position, (profile, raw) in enumerate(
+        zip(decoded.get("profiles") or [], raw_profiles, strict=True)
+    ):
+        configs = []
+        loadaware: dict[str, Any] | None = None
+        for index, (config, raw_config) in enumerate(
+            zip(profile.get("pluginConfig") or [], raw.get("pluginConfig") or [], strict=True)
+        ):
+            if config.get("name") == LOADAWARE and loadaware is None:
+                args = dict(raw_config.get("args") or {})
+                args.pop("apiVersion", None)
+                args.pop("kind", None)
+                loadaware = {**args_from_v1(args), "plugin_config_index": index}
+            else:
+                entry = {"name": config.get("name", "")}
+                if raw_config.get("args") is not None:
+                    entry["args"] = copy.deepcopy(raw_config["args"])
+                configs.append(entry)
+        profiles.append(
+            {
+                "position": position,
+                "scheduler_name": profile.get("schedulerName") or "",
+                "percentage_of_nodes_to_score": profile.get("percentageOfNodesToScore"),
+                "plugins": profile.get("plugins") or {},
+                "plugin_config": configs,
+                "loadaware_args": loadaware,
+            }
+        )
+    tree["profiles"] = profiles
+    return tree
+
+
+def parse_source(text: str) -> Any:
+    """A YAML or JSON document; :class:`InputError` when unreadable."""
+    return parse_text(text, "document")
+
+
+# -- validation ---------------------------------------------------------------------------------
+
+
+_TYPE_ERROR = re.compile(r"^(?P<path>[^:\s]+): (?P<detail>.+)$")
+_DECODE_PREFIX = re.compile(r"^[^:]*: cannot decode KubeSchedulerConfiguration: ")
+
+
+def input_errors(exc: InputError) -> list[FieldError]:
+    """Field errors from an undecodable document (values of the wrong JSON type)."""
+    message = str(exc)
+    body = _DECODE_PREFIX.sub("", message, count=1)
+    if body == message:  # not a decoding error: unreadable, wrong apiVersion/kind...
+        detail = re.sub(r"^(document|<config>): ", "", message)
+        return [FieldError("", INVALID, detail)]
+    errors = []
+    for part in body.split("; "):
+        match = _TYPE_ERROR.match(part)
+        if match and match["path"] != "<root>":
+            errors.append(FieldError(match["path"], TYPE_INVALID, match["detail"]))
+        else:
+            errors.append(FieldError("", TYPE_INVALID, part))
+    return errors
+
+
+def validate_source(source: Mapping[str, Any] | str) -> list[FieldError]:
+    """Every error the engine finds in a v1 document (YAML/JSON text or mapping)."""
+    try:
+        _, errors = validate_configuration(source, source_name="document")
+    except InputError as exc:
+        return input_errors(exc)
+    return errors
+
+
+def validate_tree(tree: Mapping[str, Any]) -> tuple[BuiltDocument, list[FieldError]]:
+    built = build_document(tree)
+    return built, validate_source(built.document)
+
+
+# -- error locations ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where an engine error belongs: the object (kind, id), its field path, the tree path."""
+
+    kind: str
+    object_id: int | None
+    field: str
+    tree_path: str
+
+
+_SEGMENT = re.compile(r"^(?P<name>[A-Za-z]+)(?P<rest>.*)$")
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _split(path: str) -> tuple[str, str]:
+    """``a.b[1].c`` -> (``a``, ``.b[1].c``... minus the first name)."""
+    match = _SEGMENT.match(path)
+    if not match:
+        return "", path
+    return match["name"], match["rest"]
+
+
+def _is_under(path: str, prefix: str) -> bool:
+    if not prefix:
+        return True
+    return path == prefix or path.startswith((prefix + ".", prefix + "["))
+
+
+def _join(prefix: str, rest: str) -> str:
+    if not rest:
+        return prefix
+    if not prefix:
+        return rest.lstrip(".")
+    return prefix + (rest if rest.startswith("[") else "." + rest.lstrip("."))
+
+
+def args_field(path: str) -> str:
+    """A v1 ``LoadAwareSchedulingArgs`` error path (relative to the args) as model fields:
+    ``aggregated.usageAggregationType`` -> ``aggregated_usage_aggregation_type``."""
+    name, tail = _split(path)
+    if not name:
+        return ""
+    if name == "aggregated":
+        sub, sub_tail = _split(tail.lstrip("."))
+        field_name = next((k for k, v in AGGREGATED_FIELDS.items() if v == sub), "")
+        return _join(field_name, sub_tail) if field_name else "aggregated"
+    field_name = _ARGS_PATH_ALIASES.get(name) or next(
+        (k for k, v in ARGS_FIELDS.items() if v == name), _snake(name)
+    )
+    return _join(field_name, tail)
+
+
+def locate(built: BuiltDocument, error: FieldError) -> Location:
+    """Map an engine error path onto the API object and field it is about."""
+    path = error.field
+    origin = max(
+        (o for o in built.origins if _is_under(path, o.doc_prefix)),
+        key=lambda o: len(o.doc_prefix),
+    )
+    rest = path[len(origin.doc_prefix) :].lstrip(".")
+    kind, object_id = origin.kind, origin.object_id
+    api_prefix = origin.api_prefix
+    name, tail = _split(rest)
+    if origin.kind == ARGS:
+        local = args_field(rest)
+    elif origin.kind == PROFILE and name == "pluginConfig":
+        match = re.match(r"^\[(\d+)\](.*)$", tail)
+        local = "plugin_config"
+        if match:
+            index = int(match[1])
+            mapped = (
+                origin.plugin_config_index[index]
+                if index < len(origin.plugin_config_index)
+                else index
+            )
+            if mapped is None:  # the LoadAwareScheduling entry itself
+                args_origin = next(
+                    o
+                    for o in built.origins
+                    if o.kind == ARGS and o.api_prefix == f"{api_prefix}.loadaware_args"
+                )
+                return Location(
+                    ARGS,
+                    args_origin.object_id,
+                    "",
+                    f"{api_prefix}.loadaware_args",
+                )
+            local = _join(f"plugin_config[{mapped}]", match[2])
+        else:
+            local = _join(local, tail)
+    elif name:
+        fields = CONFIGURATION_FIELDS if origin.kind == CONFIGURATION else PROFILE_FIELDS
+        local_name = next((k for k, v in fields.items() if v == name), _snake(name))
+        local = _join(local_name, tail)
+    else:
+        local = ""
+    return Location(kind, object_id, local, _join(api_prefix, local) if api_prefix else local)
+
+
+def tree_snapshot(configuration: SchedulerConfiguration) -> dict[str, Any]:
+    """The configuration (with its version), its profiles and their args as one JSON tree."""
+    from policy.models import LoadAwareSchedulingArgs
+
+    tree: dict[str, Any] = {
+        "id": configuration.pk,
+        "version": configuration.version,
+        **configuration.snapshot(),
+    }
+    profiles = []
+    for profile in configuration.profiles.order_by("position", "id"):
+        entry: dict[str, Any] = {"id": profile.pk, **profile.snapshot()}
+        try:
+            args = profile.loadaware_args
+        except LoadAwareSchedulingArgs.DoesNotExist:
+            entry["loadaware_args"] = None
+        else:
+            entry["loadaware_args"] = {"id": args.pk, **args.snapshot()}
+        profiles.append(entry)
+    tree["profiles"] = profiles
+    return tree

@@ -1,0 +1,180 @@
+"""What schedboard would write to a cluster, rendered from the stored policies.
+
+- the KubeSchedulerConfiguration YAML (the engine's ``dump_configuration`` of the validated,
+  defaulted document) for the cluster's scheduler ConfigMap;
+- per node, the ``scheduling.koordinator.sh/usage-thresholds`` annotation the node threshold
+  policies give it (matched against the nodes of the cluster's newest snapshot);
+- the ``colocation-config`` JSON of Koordinator's slo-controller ConfigMap for the NodeMetric
+  collect policies.
+
+Values are canonical (sorted keys), so rendering the same policies twice gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import zoneinfo
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.utils import timezone
+
+from policy.documents import locate, tree_snapshot, validate_tree
+from policy.models import (
+    Cluster,
+    ClusterSnapshot,
+    NodeMetricCollectPolicy,
+    NodeThresholdPolicy,
+    SchedulerConfiguration,
+)
+from policy.services.policies import LocatedError, PolicyInvalid
+from scoring.config import dump_configuration, load_configuration
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
+from scoring.selectors import match_label_selector
+from scoring.snapshot import BoolArray, Snapshot
+
+COLOCATION_KEY = "colocation-config"
+COLOCATION_NOTE = (
+    'Koordinator applies collect policies only while colocation-config has "enable": true '
+    "(otherwise NodeMetrics report every 60 s over 300 s); schedboard does not change enable."
+)
+
+
+class NoSnapshot(Exception):
+    """The cluster has no snapshot to match nodes against."""
+
+
+def canonical_json(value: Any) -> str:
+    """Compact JSON with sorted keys: one spelling per value."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+# -- scheduler configuration --------------------------------------------------------------------
+
+
+def render_scheduler_configuration(configuration: SchedulerConfiguration) -> str:
+    """The YAML written to the scheduler ConfigMap: the engine's defaulted v1 document."""
+    tree = tree_snapshot(configuration)
+    built, errors = validate_tree(tree)
+    if errors:  # stored configurations are valid; an engine upgrade could change that
+        located = [locate(built, e) for e in errors]
+        raise PolicyInvalid(
+            [
+                LocatedError(w.kind, w.object_id, w.field, w.tree_path, e.type, e.detail)
+                for w, e in zip(located, errors, strict=True)
+            ]
+        )
+    return dump_configuration(load_configuration(built.document))
+
+
+# -- node thresholds ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeThreshold:
+    node: str
+    value: str | None  # the annotation value; None: no policy applies (annotation absent)
+    policy: NodeThresholdPolicy | None
+    matching: tuple[str, ...]  # every enabled policy that targets the node, winner first
+
+
+def policy_mask(snapshot: Snapshot, policy: NodeThresholdPolicy) -> BoolArray:
+    """The snapshot's nodes a policy targets (by name, or by its label selector)."""
+    if policy.node_selector is not None:
+        return match_label_selector(snapshot, policy.node_selector, "node_selector")
+    wanted = set(policy.node_names or [])
+    return np.array([name in wanted for name in snapshot.node_names], dtype=bool)
+
+
+def latest_snapshot(cluster: Cluster) -> ClusterSnapshot:
+    stored = cluster.latest_snapshot()
+    if stored is None:
+        raise NoSnapshot(f"cluster {cluster.name} has no snapshot yet")
+    return stored
+
+
+def _engine_snapshot(stored: ClusterSnapshot) -> Snapshot:
+    from policy.engine import snapshot_for
+
+    return snapshot_for(stored)
+
+
+def local_time(cluster: Cluster, at: datetime | None) -> datetime:
+    return (at or timezone.now()).astimezone(zoneinfo.ZoneInfo(cluster.timezone))
+
+
+def render_node_thresholds(
+    cluster: Cluster, at: datetime | None = None
+) -> tuple[ClusterSnapshot, datetime, list[NodeThreshold]]:
+    """Each node of the newest snapshot with the annotation value it gets at ``at`` (now).
+
+    Enabled policies whose time window contains ``at`` (in the cluster's time zone) compete;
+    the highest priority wins, then the oldest policy.
+    """
+    stored = latest_snapshot(cluster)
+    snapshot = _engine_snapshot(stored)
+    local = local_time(cluster, at)
+    policies = list(cluster.threshold_policies.filter(enabled=True).order_by("-priority", "id"))
+    masks = [policy_mask(snapshot, policy) for policy in policies]
+    active = [policy.is_active_at(local.time().replace(tzinfo=None)) for policy in policies]
+    rows = []
+    for i, name in enumerate(snapshot.node_names):
+        matching = [p for p, mask in zip(policies, masks, strict=True) if mask[i]]
+        winner = next(
+            (p for p, mask, on in zip(policies, masks, active, strict=True) if on and mask[i]),
+            None,
+        )
+        ordered = ([winner] if winner else []) + [p for p in matching if p is not winner]
+        rows.append(
+            NodeThreshold(
+                node=name,
+                value=canonical_json(winner.custom_usage_thresholds()) if winner else None,
+                policy=winner,
+                matching=tuple(p.name for p in ordered),
+            )
+        )
+    return stored, local, rows
+
+
+def preview_policy(
+    policy: NodeThresholdPolicy, at: datetime | None = None
+) -> tuple[ClusterSnapshot, datetime, list[str]]:
+    """The nodes of the newest snapshot the policy targets (whatever its window)."""
+    stored = latest_snapshot(policy.cluster)
+    snapshot = _engine_snapshot(stored)
+    mask = policy_mask(snapshot, policy)
+    names = [name for name, hit in zip(snapshot.node_names, mask, strict=True) if hit]
+    return stored, local_time(policy.cluster, at), names
+
+
+# -- NodeMetric collect policies ----------------------------------------------------------------
+
+
+def colocation_config(cluster: Cluster) -> dict[str, Any]:
+    """The ``colocation-config`` fields the collect policies set (cluster-wide and nodeConfigs)."""
+    policies = list(
+        NodeMetricCollectPolicy.objects.filter(cluster=cluster).order_by(
+            "-is_default", "-priority", "id"
+        )
+    )
+    content: dict[str, Any] = {}
+    node_configs = []
+    for policy in policies:
+        if policy.is_default:
+            content.update(policy.colocation_fields())
+        else:
+            node_configs.append(
+                {
+                    "name": policy.name,
+                    "nodeSelector": policy.node_selector,
+                    **policy.colocation_fields(),
+                }
+            )
+    if node_configs:
+        content["nodeConfigs"] = node_configs
+    return content
+
+
+ANNOTATION = ANNOTATION_USAGE_THRESHOLDS
