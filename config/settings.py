@@ -53,6 +53,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "policy.middleware.RequestIdMiddleware",
+    "policy.middleware.RequestSizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -64,6 +66,10 @@ MIDDLEWARE = [
 
 if not DEBUG:  # serves collected static files under gunicorn; runserver does it in DEBUG
     MIDDLEWARE.insert(1, "whitenoise.middleware.WhiteNoiseMiddleware")
+
+# Request bodies above this many bytes are refused (413 for the API): an imported
+# KubeSchedulerConfiguration is a few kilobytes.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("API_MAX_REQUEST_BYTES", 1024 * 1024, minimum=1024)
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -137,19 +143,37 @@ REST_FRAMEWORK = {
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
+    "DEFAULT_PARSER_CLASSES": [
+        "policy.api.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "policy.api.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "policy.api.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "policy.api.errors.exception_handler",
 }
 API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 1000, minimum=1)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "schedboard API",
-    "DESCRIPTION": "Kubernetes scheduling policy: clusters, snapshots, tokens.",
+    "DESCRIPTION": (
+        "Kubernetes scheduling policy: clusters, snapshots, tokens, scheduler configurations, "
+        "LoadAware args, node threshold and NodeMetric collect policies, their history.\n\n"
+        'Every policy object carries `ETag: W/"<version>"`. `PUT`, `PATCH` and `DELETE` '
+        "require `If-Match` with that ETag (or `*` to overwrite whatever is there): a stale "
+        "one gets 412, a missing one 428. Validation errors (400) list "
+        "`errors: [{field, type, detail}]` plus DRF-style field keys."
+    ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SCHEMA_PATH_PREFIX": r"/api/v[0-9]+",
+    "ENUM_NAME_OVERRIDES": {
+        "ChangeSourceEnum": "policy.choices.ChangeSource",
+        "DecisionSourceEnum": "policy.choices.DecisionSource",
+        "AggregationTypeEnum": "scoring.plugins.loadaware.args.AGGREGATION_TYPES",
+    },
 }
 
 # --- Celery (read by config/celery.py through the CELERY_ namespace) ----------------------

@@ -13,3 +13,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("policy.api.urls")),
 ]
+
+handler404 = "policy.api.errors.page_not_found"

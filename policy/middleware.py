@@ -1,12 +1,15 @@
-"""Authentication for every page (Django's LoginRequiredMiddleware), API pages included."""
+"""Middleware: authentication for every page (Django's LoginRequiredMiddleware), API pages
+included; request ids; request size limits."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware as DjangoLoginRequired
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from rest_framework.renderers import TemplateHTMLRenderer
 from rest_framework.views import APIView
 
@@ -39,3 +42,55 @@ def _is_api_html_page(view_func: Callable[..., Any]) -> bool:
         and issubclass(view_class, APIView)
         and TemplateHTMLRenderer in view_class.renderer_classes
     )
+
+
+class RequestIdMiddleware:
+    """Gives every request an id (``request.request_id``, a UUID), echoed as ``X-Request-ID``.
+
+    A valid UUID sent by the client (or a proxy) in ``X-Request-ID`` is kept, so one id can
+    follow a request across services; change-log rows and audit records carry it.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        given = request.headers.get("X-Request-ID", "")
+        try:
+            request_id = uuid.UUID(given) if given else uuid.uuid4()
+        except ValueError:
+            request_id = uuid.uuid4()
+        request.request_id = request_id  # type: ignore[attr-defined]
+        response = self.get_response(request)
+        response["X-Request-ID"] = str(request_id)
+        return response
+
+
+class RequestSizeLimitMiddleware:
+    """Answers 413 (JSON) to API requests whose declared body exceeds
+    ``DATA_UPLOAD_MAX_MEMORY_SIZE``, before anything reads the body."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if limit is not None and length > limit and request.path.startswith("/api/"):
+            return JsonResponse(
+                {
+                    "detail": f"Request body too large: {length} bytes, the limit is {limit}.",
+                    "errors": [
+                        {
+                            "field": "",
+                            "type": "FieldValueTooLong",
+                            "detail": f"The request body may not exceed {limit} bytes.",
+                        }
+                    ],
+                },
+                status=413,
+            )
+        return self.get_response(request)

@@ -99,6 +99,12 @@ class CanEditPolicy(_RolePermission):
     write_role = Role.EDITOR
 
 
+class CanConfigureCluster(_RolePermission):
+    """Viewers read; operators change where and when policies are pushed."""
+
+    write_role = Role.OPERATOR
+
+
 class CanPushPolicy(_RolePermission):
     """Only operators, whatever the method: pushing changes a live cluster."""
 

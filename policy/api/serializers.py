@@ -26,6 +26,9 @@ class SnapshotCountsSerializer(serializers.ModelSerializer[ClusterSnapshot]):
 
 
 class ClusterSerializer(serializers.HyperlinkedModelSerializer[Cluster]):
+    """Connection fields are set by administrators; operators change where and when the
+    cluster's policies are written."""
+
     url = serializers.HyperlinkedIdentityField(view_name="api:cluster-detail")
     latest_snapshot = serializers.SerializerMethodField()
 
@@ -38,9 +41,26 @@ class ClusterSerializer(serializers.HyperlinkedModelSerializer[Cluster]):
             "kind",
             "kubeconfig_path",
             "kubeconfig_context",
+            "version",
+            "scheduler_config_namespace",
+            "scheduler_config_name",
+            "scheduler_config_key",
+            "slo_config_namespace",
+            "slo_config_name",
+            "push_mode",
+            "timezone",
             "created",
             "updated",
             "latest_snapshot",
+        ]
+        read_only_fields = [
+            "name",
+            "kind",
+            "kubeconfig_path",
+            "kubeconfig_context",
+            "version",
+            "created",
+            "updated",
         ]
 
     def get_latest_snapshot(self, cluster: Cluster) -> dict[str, Any] | None:

@@ -2,7 +2,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from policy.api import decisions, views
+from policy.api import decisions, policy_views, views
 
 app_name = "api"
 
@@ -10,6 +10,13 @@ router = DefaultRouter()
 router.register("clusters", views.ClusterViewSet)
 router.register("tokens", views.ApiTokenViewSet, basename="apitoken")
 router.register("decisions", decisions.DecisionViewSet)
+router.register("scheduler-configurations", policy_views.SchedulerConfigurationViewSet)
+router.register("profiles", policy_views.SchedulerProfileViewSet)
+router.register("loadaware-args", policy_views.LoadAwareArgsViewSet)
+router.register("node-threshold-policies", policy_views.NodeThresholdPolicyViewSet)
+router.register("collect-policies", policy_views.CollectPolicyViewSet)
+router.register("policy-changes", policy_views.PolicyChangeViewSet)
+router.register("authorization-failures", policy_views.AuthorizationFailureViewSet)
 
 urlpatterns = [
     path("v1/me/", views.MeView.as_view(), name="me"),

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, cast
 
 from django.contrib.auth.models import User
 from django.db.models import Prefetch, QuerySet
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from policy import services
+from policy.api import policy_views
+from policy.api.policy_serializers import ColocationRenderSerializer, NodeThresholdRenderSerializer
+from policy.api.policy_views import AT_PARAMETER
 from policy.api.serializers import (
     ApiTokenCreatedSerializer,
     ApiTokenSerializer,
@@ -24,11 +29,30 @@ from policy.api.serializers import (
 )
 from policy.filtersets import ClusterFilterSet
 from policy.models import ApiToken, Cluster, ClusterSnapshot
-from policy.roles import CanPushPolicy, IsViewer, roles_of
+from policy.roles import CanConfigureCluster, CanPushPolicy, IsViewer, roles_of
+from policy.services import policies, rendering
 
 
-class ClusterViewSet(viewsets.ReadOnlyModelViewSet[Cluster]):
-    """Clusters with their newest snapshot's counts."""
+@extend_schema_view(
+    node_thresholds=extend_schema(
+        parameters=[AT_PARAMETER],
+        responses=NodeThresholdRenderSerializer,
+        description="Per node of the newest snapshot: the scheduling.koordinator.sh/usage-"
+        "thresholds annotation value the node threshold policies give it, and which policy won.",
+    ),
+    colocation_config=extend_schema(
+        responses=ColocationRenderSerializer,
+        description="The colocation-config content of Koordinator's slo-controller ConfigMap "
+        "that the NodeMetric collect policies produce.",
+    ),
+)
+class ClusterViewSet(
+    mixins.ListModelMixin,
+    policy_views.UpdateMixin[Cluster],
+    policy_views.HistoryMixin[Cluster],
+):
+    """Clusters with their newest snapshot's counts; operators set where and when policies
+    are pushed (PUT/PATCH with If-Match)."""
 
     queryset = Cluster.objects.prefetch_related(
         Prefetch("snapshots", ClusterSnapshot.snapshots.summaries(), to_attr="snapshot_list")
@@ -37,7 +61,68 @@ class ClusterViewSet(viewsets.ReadOnlyModelViewSet[Cluster]):
     filterset_class = ClusterFilterSet
     ordering_fields = ["name", "kind", "created", "updated"]
     ordering = ["name"]
-    permission_classes = [IsViewer]
+    permission_classes = [CanConfigureCluster]
+    service = policies.ClusterService()
+    validated_reads = ("node_thresholds",)
+
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="node-thresholds/render",
+        url_name="node-thresholds-render",
+        permission_classes=[IsViewer],
+    )
+    def node_thresholds(self, request: Request, pk: str | None = None) -> Response:
+        cluster = self.get_object()
+        at = policy_views.parse_at(request)
+        try:
+            stored, local, rows = rendering.render_node_thresholds(cluster, at)
+        except rendering.NoSnapshot as exc:
+            raise NotFound(str(exc)) from None
+        body = {
+            "cluster": cluster.pk,
+            "snapshot": {"id": stored.pk, "taken_at": stored.taken_at},
+            "at": local.isoformat(),
+            "annotation": rendering.ANNOTATION,
+            "nodes": [
+                {
+                    "node": row.node,
+                    "value": row.value,
+                    "policy": (
+                        {
+                            "id": row.policy.pk,
+                            "name": row.policy.name,
+                            "priority": row.policy.priority,
+                        }
+                        if row.policy
+                        else None
+                    ),
+                    "matching": list(row.matching),
+                }
+                for row in rows
+            ],
+        }
+        return Response(NodeThresholdRenderSerializer(body).data)
+
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="colocation-config/render",
+        url_name="colocation-config-render",
+        permission_classes=[IsViewer],
+    )
+    def colocation_config(self, request: Request, pk: str | None = None) -> Response:
+        cluster = self.get_object()
+        content = rendering.colocation_config(cluster)
+        body = {
+            "namespace": cluster.slo_config_namespace,
+            "name": cluster.slo_config_name,
+            "key": rendering.COLOCATION_KEY,
+            "content": content,
+            "text": json.dumps(content, indent=2, sort_keys=True) + "\n",
+            "notes": [rendering.COLOCATION_NOTE],
+        }
+        return Response(ColocationRenderSerializer(body).data)
 
     @extend_schema(request=None, responses={202: ClusterSyncSerializer})
     @action(detail=True, methods=["post"], permission_classes=[CanPushPolicy])

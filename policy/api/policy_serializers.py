@@ -1,0 +1,559 @@
+"""Serializers of the policy objects: types, shapes and sizes only.
+
+What values mean (thresholds in 0..100, known plugins, one queueSort...) is for the engine to
+say: the services validate the whole configuration with it. Here JSON structures that keep the
+v1 shape (plugins, pluginConfig, label selectors) are checked strictly: an unknown key is an
+error, as kube-scheduler's strict decoding makes it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import yaml
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from policy.documents import build_document
+from policy.models import (
+    AuthorizationFailure,
+    Cluster,
+    LoadAwareSchedulingArgs,
+    NodeMetricCollectPolicy,
+    NodeThresholdPolicy,
+    PolicyChange,
+    SchedulerConfiguration,
+    SchedulerProfile,
+)
+from policy.validators import MAX_JSON_BYTES, validate_json_value
+from scoring.config.schema import PLUGINS_FIELD_ORDER
+from scoring.plugins.loadaware.args import AGGREGATION_TYPES, default_args
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+LOADAWARE = "LoadAwareScheduling"
+
+
+def plain(value: Any) -> Any:
+    """Nested serializer output (OrderedDicts) as plain JSON data."""
+    return json.loads(json.dumps(value))
+
+
+class StrictMixin:
+    """Refuses keys the serializer does not declare (read-only ones are tolerated, so a
+    client may PUT back what it read)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            unknown = sorted(str(k) for k in data if k not in self.fields)  # type: ignore[attr-defined]
+            if unknown:
+                raise serializers.ValidationError(
+                    {name: ["Unknown field."] for name in unknown}, code="unknown"
+                )
+        return super().to_internal_value(data)  # type: ignore[misc]
+
+
+@extend_schema_field(OpenApiTypes.OBJECT)
+class JSONObjectField(serializers.JSONField):
+    """Any JSON object (kept as given), within the JSON size limits."""
+
+    def __init__(self, *, max_bytes: int = MAX_JSON_BYTES, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.max_bytes = max_bytes
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("Must be a JSON object.", code="not_a_dict")
+        try:
+            validate_json_value(value, max_bytes=self.max_bytes)
+        except Exception as exc:  # django ValidationError
+            raise serializers.ValidationError(_messages(exc)) from None
+        return value
+
+
+def _messages(exc: Exception) -> list[str]:
+    return list(getattr(exc, "messages", [str(exc)]))
+
+
+class ResourceMapField(serializers.DictField):
+    """``map[ResourceName]int64``."""
+
+    child = serializers.IntegerField(min_value=INT64_MIN, max_value=INT64_MAX)
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("allow_null", True)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        if len(value) > 64:
+            raise serializers.ValidationError("At most 64 resources.", code="max_items")
+        for name in value:
+            if not name or len(name) > 253 or "\x00" in name:
+                raise serializers.ValidationError(
+                    f"{name[:20]!r}: resource names are 1-253 characters.", code="invalid"
+                )
+        return dict(value)
+
+
+def _name_field(**kwargs: Any) -> serializers.CharField:
+    return serializers.CharField(max_length=253, **kwargs)
+
+
+class LabelSelectorRequirementSerializer(StrictMixin, serializers.Serializer[Any]):
+    key = serializers.CharField(max_length=317)
+    operator = serializers.CharField(max_length=32)
+    values = serializers.ListField(
+        child=serializers.CharField(max_length=63, allow_blank=True),
+        required=False,
+        max_length=1000,
+    )
+
+
+class LabelSelectorSerializer(StrictMixin, serializers.Serializer[Any]):
+    """``metav1.LabelSelector``: ``{}`` selects every node."""
+
+    matchLabels = serializers.DictField(
+        child=serializers.CharField(max_length=63, allow_blank=True), required=False
+    )
+    matchExpressions = serializers.ListField(
+        child=LabelSelectorRequirementSerializer(), required=False, max_length=100
+    )
+
+
+class PluginSerializer(StrictMixin, serializers.Serializer[Any]):
+    name = _name_field()
+    weight = serializers.IntegerField(
+        required=False, allow_null=True, min_value=INT32_MIN, max_value=INT32_MAX
+    )
+
+
+class PluginSetSerializer(StrictMixin, serializers.Serializer[Any]):
+    enabled = serializers.ListField(child=PluginSerializer(), required=False, max_length=200)
+    disabled = serializers.ListField(child=PluginSerializer(), required=False, max_length=200)
+
+
+PluginsSerializer: type[serializers.Serializer[Any]] = serializers.SerializerMetaclass(
+    "PluginsSerializer",
+    (StrictMixin, serializers.Serializer),
+    {
+        "__doc__": "v1 ``Plugins``: a plugin set per extension point (and ``multiPoint``).",
+        **{point: PluginSetSerializer(required=False) for point in PLUGINS_FIELD_ORDER},
+    },
+)
+
+
+class PluginConfigSerializer(StrictMixin, serializers.Serializer[Any]):
+    name = _name_field()
+    args = JSONObjectField(required=False, allow_null=True)
+
+
+class VersionedSerializerMixin:
+    """``version`` and timestamps are read-only; the parent field is set at creation only."""
+
+    parent_field: ClassVar[str] = ""
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        fields: dict[str, Any] = super().get_fields()  # type: ignore[misc]
+        if self.parent_field and getattr(self, "instance", None) is not None:
+            fields[self.parent_field].read_only = True
+        return fields
+
+
+COMMON_READ_ONLY = ["id", "version", "created", "updated"]
+
+
+# -- scheduler configurations -------------------------------------------------------------------
+
+
+class ProfileSummarySerializer(serializers.ModelSerializer[SchedulerProfile]):
+    class Meta:
+        model = SchedulerProfile
+        fields = ["id", "position", "scheduler_name", "version"]
+
+
+class SchedulerConfigurationSerializer(
+    StrictMixin, VersionedSerializerMixin, serializers.ModelSerializer[SchedulerConfiguration]
+):
+    parent_field = "cluster"
+    url = serializers.HyperlinkedIdentityField(view_name="api:schedulerconfiguration-detail")
+    leader_election = JSONObjectField(required=False, max_bytes=16 * 1024)
+    client_connection = JSONObjectField(required=False, max_bytes=16 * 1024)
+    extenders = serializers.ListField(
+        child=JSONObjectField(max_bytes=32 * 1024), required=False, max_length=100
+    )
+    profiles = ProfileSummarySerializer(many=True, read_only=True)
+
+    class Meta:
+        model = SchedulerConfiguration
+        fields = [
+            "id",
+            "url",
+            "cluster",
+            "version",
+            "description",
+            "parallelism",
+            "percentage_of_nodes_to_score",
+            "pod_initial_backoff_seconds",
+            "pod_max_backoff_seconds",
+            "enable_profiling",
+            "enable_contention_profiling",
+            "delay_cache_until_active",
+            "leader_election",
+            "client_connection",
+            "extenders",
+            "profiles",
+            "created",
+            "updated",
+        ]
+        read_only_fields = COMMON_READ_ONLY
+
+
+class SchedulerProfileSerializer(
+    StrictMixin, VersionedSerializerMixin, serializers.ModelSerializer[SchedulerProfile]
+):
+    parent_field = "configuration"
+    url = serializers.HyperlinkedIdentityField(view_name="api:schedulerprofile-detail")
+    plugins = PluginsSerializer(required=False)
+    plugin_config = serializers.ListField(
+        child=PluginConfigSerializer(), required=False, max_length=100
+    )
+    loadaware_args: serializers.PrimaryKeyRelatedField[Any] = serializers.PrimaryKeyRelatedField(
+        read_only=True,
+        allow_null=True,
+        help_text="This profile's LoadAwareScheduling args (loadaware-args), if any.",
+    )
+
+    class Meta:
+        model = SchedulerProfile
+        fields = [
+            "id",
+            "url",
+            "configuration",
+            "version",
+            "position",
+            "scheduler_name",
+            "percentage_of_nodes_to_score",
+            "plugins",
+            "plugin_config",
+            "loadaware_args",
+            "created",
+            "updated",
+        ]
+        read_only_fields = COMMON_READ_ONLY
+
+    def validate_plugins(self, value: Any) -> dict[str, Any]:
+        return plain(value) if value is not None else {}
+
+    def validate_plugin_config(self, value: Any) -> list[dict[str, Any]]:
+        entries = plain(value)
+        for entry in entries:
+            if entry.get("name") == LOADAWARE:
+                raise serializers.ValidationError(
+                    "LoadAwareScheduling's args are the profile's loadaware-args object "
+                    "(/api/v1/loadaware-args/), not a pluginConfig entry."
+                )
+            if entry.get("args") is None:
+                entry.pop("args", None)
+        return list(entries)
+
+
+class LoadAwareArgsSerializer(
+    StrictMixin, VersionedSerializerMixin, serializers.ModelSerializer[LoadAwareSchedulingArgs]
+):
+    parent_field = "profile"
+    url = serializers.HyperlinkedIdentityField(view_name="api:loadawareschedulingargs-detail")
+    resource_weights = ResourceMapField()
+    usage_thresholds = ResourceMapField()
+    prod_usage_thresholds = ResourceMapField()
+    estimated_scaling_factors = ResourceMapField()
+    aggregated_usage_thresholds = ResourceMapField()
+    aggregated_usage_aggregation_type = serializers.ChoiceField(
+        choices=["", *AGGREGATION_TYPES], required=False, allow_blank=True
+    )
+    aggregated_score_aggregation_type = serializers.ChoiceField(
+        choices=["", *AGGREGATION_TYPES], required=False, allow_blank=True
+    )
+    supported_resources = serializers.ListField(
+        child=_name_field(), required=False, allow_null=True, max_length=64
+    )
+    effective = serializers.SerializerMethodField(
+        help_text="The args as Koordinator runs them: these values with its defaults applied "
+        "(v1 JSON names)."
+    )
+
+    class Meta:
+        model = LoadAwareSchedulingArgs
+        fields = [
+            "id",
+            "url",
+            "profile",
+            "version",
+            "plugin_config_index",
+            "node_metric_expiration_seconds",
+            "filter_expired_node_metrics",
+            "enable_schedule_when_node_metrics_expired",
+            "resource_weights",
+            "dominant_resource_weight",
+            "usage_thresholds",
+            "prod_usage_thresholds",
+            "prod_usage_include_sys",
+            "score_according_prod_usage",
+            "estimator",
+            "estimated_scaling_factors",
+            "estimated_seconds_after_pod_scheduled",
+            "estimated_seconds_after_initialized",
+            "allow_customize_estimation",
+            "aggregated_usage_thresholds",
+            "aggregated_usage_aggregation_type",
+            "aggregated_usage_aggregated_duration",
+            "aggregated_score_aggregation_type",
+            "aggregated_score_aggregated_duration",
+            "supported_resources",
+            "effective",
+            "created",
+            "updated",
+        ]
+        read_only_fields = COMMON_READ_ONLY
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_effective(self, args: LoadAwareSchedulingArgs) -> dict[str, Any]:
+        return default_args(args.to_args())
+
+
+# -- node threshold and collect policies --------------------------------------------------------
+
+
+class NodeThresholdPolicySerializer(
+    StrictMixin, VersionedSerializerMixin, serializers.ModelSerializer[NodeThresholdPolicy]
+):
+    parent_field = "cluster"
+    url = serializers.HyperlinkedIdentityField(view_name="api:nodethresholdpolicy-detail")
+    node_names = serializers.ListField(child=_name_field(), required=False, max_length=10_000)
+    node_selector = LabelSelectorSerializer(required=False, allow_null=True)
+    usage_thresholds = ResourceMapField()
+    prod_usage_thresholds = ResourceMapField()
+    aggregated_usage_thresholds = ResourceMapField()
+    aggregated_usage_aggregation_type = serializers.ChoiceField(
+        choices=["", *AGGREGATION_TYPES], required=False, allow_blank=True
+    )
+    annotation = serializers.SerializerMethodField(
+        help_text="The scheduling.koordinator.sh/usage-thresholds value this policy sets."
+    )
+
+    class Meta:
+        model = NodeThresholdPolicy
+        fields = [
+            "id",
+            "url",
+            "cluster",
+            "version",
+            "name",
+            "description",
+            "enabled",
+            "priority",
+            "node_names",
+            "node_selector",
+            "usage_thresholds",
+            "prod_usage_thresholds",
+            "aggregated_usage_thresholds",
+            "aggregated_usage_aggregation_type",
+            "aggregated_usage_aggregated_duration",
+            "active_from",
+            "active_until",
+            "annotation",
+            "created",
+            "updated",
+        ]
+        read_only_fields = COMMON_READ_ONLY
+        # Uniqueness of (cluster, name) is checked by the service, with a field error.
+        validators: ClassVar[list[Any]] = []
+
+    def validate_node_selector(self, value: Any) -> Any:
+        return plain(value) if value is not None else None
+
+    def get_annotation(self, policy: NodeThresholdPolicy) -> str:
+        return json.dumps(policy.custom_usage_thresholds(), sort_keys=True, separators=(",", ":"))
+
+
+class CollectPolicySerializer(
+    StrictMixin, VersionedSerializerMixin, serializers.ModelSerializer[NodeMetricCollectPolicy]
+):
+    parent_field = "cluster"
+    url = serializers.HyperlinkedIdentityField(view_name="api:nodemetriccollectpolicy-detail")
+    node_selector = LabelSelectorSerializer(required=False, allow_null=True)
+
+    class Meta:
+        model = NodeMetricCollectPolicy
+        fields = [
+            "id",
+            "url",
+            "cluster",
+            "version",
+            "name",
+            "description",
+            "is_default",
+            "node_selector",
+            "priority",
+            "report_interval_seconds",
+            "aggregate_duration_seconds",
+            "created",
+            "updated",
+        ]
+        read_only_fields = COMMON_READ_ONLY
+        validators: ClassVar[list[Any]] = []
+
+    def validate_node_selector(self, value: Any) -> Any:
+        return plain(value) if value is not None else None
+
+
+# -- actions ------------------------------------------------------------------------------------
+
+
+class RevertSerializer(serializers.Serializer[Any]):
+    version = serializers.IntegerField(
+        min_value=1, max_value=2**31 - 1, help_text="The version to go back to (see history)."
+    )
+
+
+class ImportSerializer(StrictMixin, serializers.Serializer[Any]):
+    cluster = serializers.PrimaryKeyRelatedField(queryset=Cluster.objects.all())
+    document = serializers.CharField(
+        max_length=512 * 1024,
+        trim_whitespace=False,
+        help_text="A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1), YAML or JSON.",
+    )
+
+
+class PolicyChangeSerializer(serializers.ModelSerializer[PolicyChange]):
+    object_type = serializers.CharField(source="content_type.model", read_only=True)
+    version = serializers.IntegerField(source="object_version", read_only=True)
+    diff = serializers.SerializerMethodField(
+        help_text="Top-level fields that differ: {field: {before, after}}."
+    )
+    document_diff = serializers.SerializerMethodField(
+        help_text="Scheduler configurations: unified diff of the v1 document (YAML)."
+    )
+    prechange_data = serializers.JSONField(read_only=True)
+    postchange_data = serializers.JSONField(read_only=True)
+
+    class Meta:
+        model = PolicyChange
+        fields = [
+            "id",
+            "time",
+            "user_name",
+            "source",
+            "token_name",
+            "remote_addr",
+            "request_id",
+            "action",
+            "object_type",
+            "object_id",
+            "object_repr",
+            "version",
+            "cluster",
+            "message",
+            "diff",
+            "document_diff",
+            "prechange_data",
+            "postchange_data",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_diff(self, change: PolicyChange) -> dict[str, Any]:
+        return change.diff()
+
+    def get_document_diff(self, change: PolicyChange) -> str:
+        trees = [change.prechange_data, change.postchange_data]
+        if not any(isinstance(t, dict) and "profiles" in t for t in trees):
+            return ""
+        texts = [_document_text(t) for t in trees]
+        return "".join(
+            difflib.unified_diff(
+                texts[0].splitlines(keepends=True),
+                texts[1].splitlines(keepends=True),
+                fromfile=f"before v{change.object_version - 1}" if texts[0] else "/dev/null",
+                tofile=f"after v{change.object_version}" if texts[1] else "/dev/null",
+            )
+        )
+
+
+def _document_text(tree: Any) -> str:
+    if not isinstance(tree, dict):
+        return ""
+    return yaml.safe_dump(build_document(tree).document, sort_keys=False)
+
+
+class AuthorizationFailureSerializer(serializers.ModelSerializer[AuthorizationFailure]):
+    class Meta:
+        model = AuthorizationFailure
+        fields = [
+            "id",
+            "time",
+            "user_name",
+            "source",
+            "token_name",
+            "remote_addr",
+            "request_id",
+            "method",
+            "path",
+            "status_code",
+            "reason",
+        ]
+        read_only_fields = fields
+
+
+class PolicyRefSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    priority = serializers.IntegerField()
+
+
+class NodeThresholdRowSerializer(serializers.Serializer[Any]):
+    node = serializers.CharField()
+    value = serializers.CharField(
+        allow_null=True, help_text="The annotation value; null: no policy applies (absent)."
+    )
+    policy = PolicyRefSerializer(allow_null=True, help_text="The winning policy.")
+    matching = serializers.ListField(
+        child=serializers.CharField(), help_text="Every enabled policy targeting the node."
+    )
+
+
+class SnapshotRefSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    taken_at = serializers.DateTimeField()
+
+
+class NodeThresholdRenderSerializer(serializers.Serializer[Any]):
+    cluster = serializers.IntegerField()
+    snapshot = SnapshotRefSerializer()
+    at = serializers.DateTimeField(help_text="The time evaluated, in the cluster's time zone.")
+    annotation = serializers.CharField()
+    nodes = NodeThresholdRowSerializer(many=True)
+
+
+class PolicyPreviewSerializer(serializers.Serializer[Any]):
+    policy = serializers.IntegerField()
+    snapshot = SnapshotRefSerializer()
+    at = serializers.DateTimeField()
+    active = serializers.BooleanField(help_text="Whether its time window contains `at`.")
+    count = serializers.IntegerField()
+    nodes = serializers.ListField(child=serializers.CharField())
+
+
+class ColocationRenderSerializer(serializers.Serializer[Any]):
+    namespace = serializers.CharField()
+    name = serializers.CharField()
+    key = serializers.CharField()
+    content = serializers.JSONField(help_text="The colocation-config fields schedboard manages.")
+    text = serializers.CharField(help_text="The same, as the JSON text of the ConfigMap key.")
+    notes = serializers.ListField(child=serializers.CharField())

@@ -1,0 +1,428 @@
+"""Policy endpoints: declarative viewsets over one base that does ETags, services and history.
+
+Each viewset names its queryset, serializer, filterset and service; :class:`PolicyViewSet`
+turns reads into responses with an ``ETag``, and writes into service calls that honour
+``If-Match`` (:mod:`policy.api.concurrency`), record the change and answer validation errors
+in the API's 400 shape (:mod:`policy.api.errors`). ``GET …/{id}/history`` lists an object's
+versions with diffs; ``POST …/{id}/revert`` restores one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, ClassVar, TypeVar
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.utils.dateparse import parse_datetime
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from rest_framework import exceptions, mixins, renderers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from policy.api import concurrency
+from policy.api.errors import PolicyValidationError, located_body
+from policy.api.policy_serializers import (
+    AuthorizationFailureSerializer,
+    CollectPolicySerializer,
+    ImportSerializer,
+    LoadAwareArgsSerializer,
+    NodeThresholdPolicySerializer,
+    PolicyChangeSerializer,
+    PolicyPreviewSerializer,
+    RevertSerializer,
+    SchedulerConfigurationSerializer,
+    SchedulerProfileSerializer,
+)
+from policy.filtersets import (
+    AuthorizationFailureFilterSet,
+    CollectPolicyFilterSet,
+    LoadAwareArgsFilterSet,
+    NodeThresholdPolicyFilterSet,
+    PolicyChangeFilterSet,
+    SchedulerConfigurationFilterSet,
+    SchedulerProfileFilterSet,
+)
+from policy.models import (
+    AuthorizationFailure,
+    LoadAwareSchedulingArgs,
+    NodeMetricCollectPolicy,
+    NodeThresholdPolicy,
+    PolicyChange,
+    SchedulerConfiguration,
+    SchedulerProfile,
+)
+from policy.models.base import VersionedModel
+from policy.roles import CanEditPolicy, CanPushPolicy, IsViewer
+from policy.services import changes, policies, rendering
+from policy.services.changes import ChangeContext
+
+T = TypeVar("T", bound=VersionedModel)
+
+
+class YAMLRenderer(renderers.BaseRenderer):
+    """Text that already is YAML, as ``application/yaml``."""
+
+    media_type = "application/yaml"
+    format = "yaml"
+    charset = "utf-8"
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> bytes:
+        return str(data).encode(self.charset) if data is not None else b""
+
+
+def parse_at(request: Request) -> datetime | None:
+    """``?at=`` (ISO 8601 with a UTC offset), or None for now."""
+    raw = request.query_params.get("at")
+    if not raw:
+        return None
+    try:
+        value = parse_datetime(raw)
+    except ValueError:
+        value = None
+    if value is None or value.tzinfo is None:
+        raise exceptions.ValidationError(
+            {"at": ["Must be an ISO 8601 date-time with a UTC offset, e.g. 2026-11-01T23:00Z."]}
+        )
+    return value
+
+
+AT_PARAMETER = OpenApiParameter(
+    "at",
+    OpenApiTypes.DATETIME,
+    OpenApiParameter.QUERY,
+    description="Evaluate time windows at this time (default: now).",
+)
+
+LIST_DOC = "{}: filter with the query parameters, order with ?ordering=, page with ?limit=&offset=."
+
+
+class ServiceMixin(viewsets.GenericViewSet[T]):
+    """Reads with an ``ETag``; writes through ``service`` (see the module docstring)."""
+
+    etag_concurrency = True
+    if_match_actions: ClassVar[tuple[str, ...]] = ("revert",)
+    etag_actions: ClassVar[tuple[str, ...]] = ("revert",)
+    service: ClassVar[policies.PolicyService[Any]]
+    validated_reads: ClassVar[tuple[str, ...]] = ()
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return self._respond(self.get_object())
+
+    def _context(self) -> ChangeContext:
+        return ChangeContext.from_request(self.request)
+
+    def _respond(self, obj: Any, code: int = status.HTTP_200_OK) -> Response:
+        assert isinstance(obj, VersionedModel)
+        data = self.get_serializer(obj).data
+        return Response(data, status=code, headers={"ETag": obj.etag})
+
+    def _call(self, object_id: int | None, data: Any, call: Callable[[], Any]) -> Any:
+        """Run a service call, turning its errors into API errors."""
+        try:
+            return call()
+        except policies.PolicyInvalid as exc:
+            changed = set(data) if hasattr(data, "keys") else set()
+            raise PolicyValidationError(
+                located_body(
+                    exc.errors,
+                    kind=self.service.kind,
+                    object_id=exc.subject_id or object_id,
+                    changed=changed,
+                )
+            ) from None
+        except policies.PreconditionFailed as exc:
+            raise concurrency.stale(exc.current_version) from None
+        except policies.VersionNotFound as exc:
+            raise exceptions.ValidationError({"version": [str(exc)]}) from None
+        except ObjectDoesNotExist:  # deleted by a concurrent request
+            raise exceptions.NotFound() from None
+
+
+class CreateMixin(ServiceMixin[T]):
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        obj = self._call(None, data, lambda: self.service.create(data, self._context()))
+        return self._respond(obj, status.HTTP_201_CREATED)
+
+
+class UpdateMixin(ServiceMixin[T]):
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        partial = kwargs.pop("partial", False)
+        instance = self.get_object()
+        expected = concurrency.expected_version(request, instance.version)
+        serializer = self.get_serializer(instance, data=request.data, partial=partial)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        obj = self._call(
+            instance.pk,
+            data,
+            lambda: self.service.update(
+                instance.pk, data, self._context(), expected_version=expected
+            ),
+        )
+        return self._respond(obj)
+
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return self.update(request, *args, partial=True, **kwargs)
+
+
+class DestroyMixin(ServiceMixin[T]):
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        instance = self.get_object()
+        expected = concurrency.expected_version(request, instance.version)
+        self._call(
+            instance.pk,
+            {},
+            lambda: self.service.delete(instance.pk, self._context(), expected_version=expected),
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema_view(
+    history=extend_schema(
+        responses=PolicyChangeSerializer(many=True),
+        description="The object's versions, newest first: who, when, from where, and the diff.",
+    ),
+    revert=extend_schema(
+        request=RevertSerializer,
+        description="Restore the object as it was at `version` (recorded as a new change; "
+        "needs If-Match).",
+    ),
+)
+class HistoryMixin(ServiceMixin[T]):
+    @action(detail=True, methods=["get"], filter_backends=[])
+    def history(self, request: Request, pk: str | None = None) -> Response:
+        obj = self.get_object()
+        changes_ = changes.history(obj).select_related("content_type")
+        page = self.paginate_queryset(changes_)
+        data = PolicyChangeSerializer(page if page is not None else changes_, many=True).data
+        return self.get_paginated_response(data) if page is not None else Response(data)
+
+    @action(detail=True, methods=["post"])
+    def revert(self, request: Request, pk: str | None = None) -> Response:
+        instance = self.get_object()
+        expected = concurrency.expected_version(request, instance.version)
+        serializer = RevertSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        version = serializer.validated_data["version"]
+        obj = self._call(
+            instance.pk,
+            {},
+            lambda: self.service.revert(
+                instance.pk, version, self._context(), expected_version=expected
+            ),
+        )
+        return self._respond(obj)
+
+
+class PolicyViewSet(
+    mixins.ListModelMixin,
+    CreateMixin[T],
+    UpdateMixin[T],
+    DestroyMixin[T],
+    HistoryMixin[T],
+):
+    """CRUD of a policy model, with ETags, history and revert; editors write."""
+
+    permission_classes = [CanEditPolicy]
+
+
+# -- scheduler configurations -------------------------------------------------------------------
+
+
+@extend_schema_view(
+    list=extend_schema(description=LIST_DOC.format("Scheduler configurations (one per cluster)")),
+    render=extend_schema(
+        responses={(200, "application/yaml"): OpenApiTypes.STR},
+        description="The KubeSchedulerConfiguration YAML exactly as written to the cluster's "
+        "ConfigMap: the engine's validated, defaulted v1 document.",
+    ),
+    document=extend_schema(
+        responses=OpenApiTypes.OBJECT,
+        description="The v1 KubeSchedulerConfiguration as stored (not defaulted), LoadAware "
+        "args included.",
+    ),
+    import_document=extend_schema(
+        request=ImportSerializer,
+        responses={200: SchedulerConfigurationSerializer, 201: SchedulerConfigurationSerializer},
+        description="Create (201) or replace (200) a cluster's configuration from a v1 "
+        "KubeSchedulerConfiguration; unknown plugins and their args are kept. Replacing needs "
+        "If-Match with the configuration's ETag (or *).",
+    ),
+)
+class SchedulerConfigurationViewSet(PolicyViewSet[SchedulerConfiguration]):
+    """A cluster's KubeSchedulerConfiguration: global fields here, profiles at /profiles/."""
+
+    queryset = SchedulerConfiguration.objects.select_related("cluster").prefetch_related("profiles")
+    serializer_class = SchedulerConfigurationSerializer
+    filterset_class = SchedulerConfigurationFilterSet
+    ordering_fields = ["id", "cluster__name", "version", "updated"]
+    ordering = ["id"]
+    service = policies.SchedulerConfigurationService()
+    optional_if_match: ClassVar[tuple[str, ...]] = ("import_document",)
+    etag_actions = ("revert", "import_document")
+
+    @action(detail=True, methods=["get"], renderer_classes=[YAMLRenderer, renderers.JSONRenderer])
+    def render(self, request: Request, pk: str | None = None) -> Response:
+        configuration = self.get_object()
+        try:
+            text = rendering.render_scheduler_configuration(configuration)
+        except policies.PolicyInvalid as exc:
+            raise PolicyValidationError(
+                located_body(exc.errors, kind=self.service.kind, object_id=configuration.pk)
+            ) from None
+        return Response(text, headers={"ETag": configuration.etag}, content_type=None)
+
+    @action(detail=True, methods=["get"])
+    def document(self, request: Request, pk: str | None = None) -> Response:
+        configuration = self.get_object()
+        return Response(configuration.to_document(), headers={"ETag": configuration.etag})
+
+    @action(detail=False, methods=["post"], url_path="import", url_name="import")
+    def import_document(self, request: Request) -> Response:
+        serializer = ImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        cluster = serializer.validated_data["cluster"]
+        existing = SchedulerConfiguration.objects.filter(cluster=cluster).first()
+        expected = concurrency.expected_version(request, existing.version) if existing else None
+        source = serializer.validated_data["document"]
+        configuration, created = self._call(
+            existing.pk if existing else None,
+            {},
+            lambda: self.service.import_document(
+                cluster, source, self._context(), expected_version=expected
+            ),
+        )
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return self._respond(configuration, code)
+
+    def handle_exception(self, exc: Exception) -> Response:
+        response = super().handle_exception(exc)
+        if getattr(self, "action", None) == "render":  # errors as JSON, not YAML
+            self.request.accepted_renderer = renderers.JSONRenderer()
+            self.request.accepted_media_type = "application/json"
+        return response
+
+    def _call(self, object_id: int | None, data: Any, call: Callable[[], Any]) -> Any:
+        try:
+            return super()._call(object_id, data, call)
+        except PolicyValidationError as exc:
+            if getattr(self, "action", None) == "import_document":
+                exc.body = _document_errors(exc.body)
+            raise
+
+
+def _document_errors(body: dict[str, Any]) -> dict[str, Any]:
+    """Import errors name paths in the uploaded document, under the ``document`` key."""
+    messages = [
+        f"{e['field']}: {e['detail']}" if e["field"] else e["detail"] for e in body["errors"]
+    ]
+    return {"errors": body["errors"], "document": messages}
+
+
+class SchedulerProfileViewSet(PolicyViewSet[SchedulerProfile]):
+    """Profiles of a scheduler configuration (KubeSchedulerProfile)."""
+
+    queryset = SchedulerProfile.objects.select_related("configuration", "loadaware_args")
+    serializer_class = SchedulerProfileSerializer
+    filterset_class = SchedulerProfileFilterSet
+    ordering_fields = ["id", "position", "scheduler_name", "updated"]
+    ordering = ["configuration", "position", "id"]
+    service = policies.ProfileService()
+
+
+class LoadAwareArgsViewSet(PolicyViewSet[LoadAwareSchedulingArgs]):
+    """LoadAwareSchedulingArgs of a profile (rendered into its pluginConfig)."""
+
+    queryset = LoadAwareSchedulingArgs.objects.select_related("profile__configuration")
+    serializer_class = LoadAwareArgsSerializer
+    filterset_class = LoadAwareArgsFilterSet
+    ordering_fields = ["id", "updated"]
+    ordering = ["id"]
+    service = policies.LoadAwareArgsService()
+
+
+# -- node threshold and collect policies --------------------------------------------------------
+
+
+@extend_schema_view(
+    preview=extend_schema(
+        parameters=[AT_PARAMETER],
+        responses=PolicyPreviewSerializer,
+        description="The nodes of the cluster's newest snapshot this policy targets now.",
+    )
+)
+class NodeThresholdPolicyViewSet(PolicyViewSet[NodeThresholdPolicy]):
+    """Per-node usage thresholds (the scheduling.koordinator.sh/usage-thresholds annotation)."""
+
+    queryset = NodeThresholdPolicy.objects.select_related("cluster")
+    serializer_class = NodeThresholdPolicySerializer
+    filterset_class = NodeThresholdPolicyFilterSet
+    ordering_fields = ["id", "name", "priority", "updated"]
+    ordering = ["cluster", "-priority", "id"]
+    service = policies.NodeThresholdPolicyService()
+    validated_reads = ("preview",)
+
+    @action(detail=True, methods=["get"])
+    def preview(self, request: Request, pk: str | None = None) -> Response:
+        policy = self.get_object()
+        at = parse_at(request)
+        try:
+            stored, local, names = rendering.preview_policy(policy, at)
+        except rendering.NoSnapshot as exc:
+            raise exceptions.NotFound(str(exc)) from None
+        body = {
+            "policy": policy.pk,
+            "snapshot": {"id": stored.pk, "taken_at": stored.taken_at},
+            "at": local.isoformat(),
+            "active": policy.is_active_at(local.time().replace(tzinfo=None)),
+            "count": len(names),
+            "nodes": names,
+        }
+        return Response(PolicyPreviewSerializer(body).data)
+
+
+class CollectPolicyViewSet(PolicyViewSet[NodeMetricCollectPolicy]):
+    """NodeMetric collect policies (Koordinator's slo-controller colocation-config)."""
+
+    queryset = NodeMetricCollectPolicy.objects.select_related("cluster")
+    serializer_class = CollectPolicySerializer
+    filterset_class = CollectPolicyFilterSet
+    ordering_fields = ["id", "name", "priority", "updated"]
+    ordering = ["cluster", "-is_default", "-priority", "id"]
+    service = policies.CollectPolicyService()
+
+
+# -- audit --------------------------------------------------------------------------------------
+
+
+class PolicyChangeViewSet(viewsets.ReadOnlyModelViewSet[PolicyChange]):
+    """Every recorded policy change, newest first."""
+
+    queryset = PolicyChange.objects.select_related("content_type")
+    serializer_class = PolicyChangeSerializer
+    filterset_class = PolicyChangeFilterSet
+    permission_classes = [IsViewer]
+    ordering_fields = ["id", "time"]
+    ordering = ["-time", "-id"]
+
+
+class AuthorizationFailureViewSet(viewsets.ReadOnlyModelViewSet[AuthorizationFailure]):
+    """Requests refused for lack of rights (operators only)."""
+
+    queryset = AuthorizationFailure.objects.all()
+    serializer_class = AuthorizationFailureSerializer
+    filterset_class = AuthorizationFailureFilterSet
+    permission_classes = [CanPushPolicy]
+    ordering_fields = ["id", "time"]
+    ordering = ["-time", "-id"]
