@@ -43,4 +43,15 @@ def test_me_needs_authentication(api_client: Any) -> None:
 def test_api_root_lists_the_endpoints(api_client: Any, viewer: User) -> None:
     api_client.force_login(viewer)
     body = api_client.get("/api/v1/").json()
-    assert set(body) == {"clusters", "tokens"}
+    assert set(body) == {
+        "clusters",
+        "tokens",
+        "decisions",
+        "scheduler-configurations",
+        "profiles",
+        "loadaware-args",
+        "node-threshold-policies",
+        "collect-policies",
+        "policy-changes",
+        "authorization-failures",
+    }

@@ -1,0 +1,161 @@
+"""Concurrent writes through the real stack: separate threads, separate database connections,
+real transactions (``transaction=True``). Run against PostgreSQL (``DATABASE_URL``), where
+``select_for_update`` really locks; SQLite serializes writers anyway.
+
+The services validate the whole configuration while holding its lock; the tests slow that
+step down so the second request certainly arrives while the first holds the lock.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.db import connection, connections
+from rest_framework.test import APIClient
+
+from policy import documents
+from policy.models import Cluster, SchedulerConfiguration, SchedulerProfile
+from policy.roles import ROLE_ORDER
+from policy.services import create_token
+
+pytestmark = [
+    # serialized_rollback: the flush after each test would drop the role groups the data
+    # migration made; restore them for the tests that run next.
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="row locks need PostgreSQL (set DATABASE_URL)"
+    ),
+]
+
+
+@pytest.fixture
+def key(db: None) -> str:
+    user = User.objects.create_user("eddie", password="x")
+    user.groups.add(Group.objects.get_or_create(name="editor")[0])
+    return create_token(user, name="race")[1]
+
+
+@pytest.fixture
+def slow_validation(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = documents.validate_tree
+
+    def slow(tree: Any) -> Any:
+        time.sleep(0.3)
+        return real(tree)
+
+    monkeypatch.setattr(documents, "validate_tree", slow)
+
+
+@pytest.fixture
+def configuration(db: None) -> SchedulerConfiguration:
+    cluster = Cluster.objects.create(name="race")
+    configuration = SchedulerConfiguration.objects.create(cluster=cluster)
+    SchedulerProfile.objects.create(configuration=configuration, scheduler_name="a", position=0)
+    SchedulerProfile.objects.create(configuration=configuration, scheduler_name="b", position=1)
+    return configuration
+
+
+def race(key: str, *requests: Callable[[APIClient], Any]) -> list[Any]:
+    """Run each request in its own thread (own connection), all released at once."""
+    barrier = threading.Barrier(len(requests))
+    results: list[Any] = [None] * len(requests)
+
+    def run(i: int, request: Callable[[APIClient], Any]) -> None:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+        try:
+            barrier.wait()
+            results[i] = request(client)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(i, r)) for i, r in enumerate(requests)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return results
+
+
+@pytest.fixture(autouse=True)
+def _close_connections() -> Iterator[None]:
+    yield
+    connections.close_all()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _restore_roles(django_db_blocker: Any) -> Iterator[None]:
+    """The flush after the last test drops the role groups (made by a data migration), which
+    tests running later without a database marker still expect."""
+    yield
+    with django_db_blocker.unblock():
+        for name in ROLE_ORDER:
+            Group.objects.get_or_create(name=name)
+
+
+def test_two_writers_with_the_same_etag_one_gets_412(
+    key: str, configuration: SchedulerConfiguration, slow_validation: None
+) -> None:
+    profile = configuration.profiles.get(scheduler_name="a")
+    url = f"/api/v1/profiles/{profile.pk}/"
+
+    def rename(name: str) -> Callable[[APIClient], Any]:
+        return lambda c: c.patch(
+            url, {"scheduler_name": name}, format="json", HTTP_IF_MATCH='W/"1"'
+        )
+
+    first, second = race(key, rename("x"), rename("y"))
+    assert sorted([first.status_code, second.status_code]) == [200, 412]
+    winner = first if first.status_code == 200 else second
+    loser = second if winner is first else first
+    assert 'W/"2"' in loser.json()["detail"]
+    profile.refresh_from_db()
+    assert profile.version == 2
+    assert profile.scheduler_name == winner.json()["scheduler_name"]
+    configuration.refresh_from_db()
+    assert configuration.version == 2  # one change, not two
+
+
+def test_edits_of_two_profiles_are_validated_one_after_the_other(
+    key: str, configuration: SchedulerConfiguration, slow_validation: None
+) -> None:
+    """Each rename alone is valid; together they would duplicate a schedulerName."""
+    a = configuration.profiles.get(scheduler_name="a")
+    b = configuration.profiles.get(scheduler_name="b")
+
+    def rename(profile: SchedulerProfile) -> Callable[[APIClient], Any]:
+        url = f"/api/v1/profiles/{profile.pk}/"
+        return lambda c: c.patch(url, {"scheduler_name": "same"}, format="json", HTTP_IF_MATCH="*")
+
+    first, second = race(key, rename(a), rename(b))
+    assert sorted([first.status_code, second.status_code]) == [200, 400]
+    refused = first if first.status_code == 400 else second
+    assert refused.json()["errors"][0]["type"] == "FieldValueDuplicate"
+    names = sorted(configuration.profiles.values_list("scheduler_name", flat=True))
+    assert names in (["a", "same"], ["b", "same"])
+
+
+def test_a_profile_edit_makes_the_configuration_etag_stale(
+    key: str, configuration: SchedulerConfiguration, slow_validation: None
+) -> None:
+    profile = configuration.profiles.get(scheduler_name="a")
+    config_url = f"/api/v1/scheduler-configurations/{configuration.pk}/"
+    profile_url = f"/api/v1/profiles/{profile.pk}/"
+    edit_profile = lambda c: c.patch(  # noqa: E731
+        profile_url, {"percentage_of_nodes_to_score": 50}, format="json", HTTP_IF_MATCH='W/"1"'
+    )
+
+    def edit_configuration(client: APIClient) -> Any:
+        time.sleep(0.1)  # start second: the profile edit holds the configuration's lock
+        return client.patch(config_url, {"parallelism": 4}, format="json", HTTP_IF_MATCH='W/"1"')
+
+    profile_response, config_response = race(key, edit_profile, edit_configuration)
+    assert profile_response.status_code == 200
+    assert config_response.status_code == 412
+    configuration.refresh_from_db()
+    assert configuration.version == 2 and configuration.parallelism is None

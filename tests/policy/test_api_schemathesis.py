@@ -1,0 +1,94 @@
+"""Property-based API test: schemathesis generates requests for every operation of the OpenAPI
+schema and sends them, in-process, to the WSGI application as an authenticated editor.
+
+No answer may be a server error, and every answer must match the schema: documented status
+code, content type, headers and body. A few examples per operation keep it under a minute.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import schemathesis
+from django.contrib.auth.models import Group, User
+from django.core import signals
+from django.db import close_old_connections
+from drf_spectacular.generators import SchemaGenerator
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import (
+    content_type_conformance,
+    not_a_server_error,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+from schemathesis.config import SchemathesisConfig
+
+from config.wsgi import application
+from policy.models import Cluster, SchedulerConfiguration, SchedulerProfile
+from policy.services import create_token
+
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+]
+
+
+def _schema() -> Any:
+    raw = json.loads(json.dumps(SchemaGenerator().get_schema(request=None, public=True)))
+    # The examples and fuzzing phases: a few generated requests per operation (the coverage
+    # phase's exhaustive boundary cases take minutes over the whole API).
+    config = SchemathesisConfig.from_dict(
+        {"phases": {"coverage": {"enabled": False}, "stateful": {"enabled": False}}}
+    )
+    loaded = schemathesis.openapi.from_dict(raw, config=config)
+    loaded.app = application
+    return loaded
+
+
+schema = _schema()
+
+
+@pytest.fixture(autouse=True)
+def keep_the_test_connection() -> Iterator[None]:
+    """Requests end by closing "old" connections, which would close the test's transaction
+    (Django's own test client does the same)."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def editor_key(db: None) -> str:
+    user = User.objects.create_user("fuzz")
+    user.groups.add(Group.objects.get(name="editor"))
+    cluster = Cluster.objects.create(name="fuzz")
+    configuration = SchedulerConfiguration.objects.create(cluster=cluster)
+    SchedulerProfile.objects.create(configuration=configuration, scheduler_name="fuzz")
+    return create_token(user, name="fuzz")[1]
+
+
+@pytest.mark.django_db
+@schema.parametrize()
+@settings(
+    max_examples=4,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+    ],
+    database=None,
+)
+def test_api_conforms_to_its_schema(case: Any, editor_key: str) -> None:
+    case.call_and_validate(headers={"Authorization": f"Token {editor_key}"}, checks=CHECKS)
