@@ -23,8 +23,10 @@
   }
 
   function formUrl(form) {
-    var params = new URLSearchParams(new FormData(form));
-    return form.action.split("?")[0] + "?" + params.toString();
+    var url = new URL(form.action, window.location.href);
+    url.search = new URLSearchParams(new FormData(form)).toString();
+    url.hash = "";
+    return url.toString();
   }
 
   document.addEventListener("DOMContentLoaded", function () {
@@ -64,6 +66,7 @@
         if (!link || event.ctrlKey || event.metaKey || event.shiftKey) { return; }
         event.preventDefault();
         var url = new URL(link.href, window.location.href);
+        url.hash = "";
         var sort = url.searchParams.get("sort");
         if (sort !== null && form.elements.sort) { form.elements.sort.value = sort; }
         refresh(target, url.toString()).then(function () {

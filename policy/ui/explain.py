@@ -57,6 +57,15 @@ def loadaware_lines(detail: Mapping[str, Any] | None) -> list[UsageLine]:
     return lines
 
 
+def estimate_text(estimate: Mapping[str, Any] | None) -> str:
+    """LoadAware's estimate of a pod, e.g. "cpu 5.1 cores, memory 5.6 Gi"."""
+    parts = []
+    for name, value in (estimate or {}).items():
+        unit = " cores" if name == "cpu" else ""
+        parts.append(f"{name} {fmt.amount(name, value)}{unit}")
+    return ", ".join(parts) or "nothing"
+
+
 def loadaware_summary(details: Mapping[str, Any] | None) -> str:
     """The one-line verdict, e.g. "cpu 71% (58% measured + 13% estimated) > 65% threshold from
     node annotation" ("" when the node has no LoadAware explanation)."""

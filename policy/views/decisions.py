@@ -20,7 +20,13 @@ from policy.engine import engine_for
 from policy.models import Cluster, PlacementDecision
 from policy.roles import role_required
 from policy.ui.decision import TOP_RANKED, decision_view, node_entry
-from policy.ui.explain import LOADAWARE, loadaware_lines, metric_line, other_details
+from policy.ui.explain import (
+    LOADAWARE,
+    estimate_text,
+    loadaware_lines,
+    metric_line,
+    other_details,
+)
 from policy.views.forms import EvaluateForm
 from policy.views.support import SnapshotUnreadable, engine_snapshot, selected_cluster
 from scoring.errors import ConfigurationInvalid
@@ -223,6 +229,7 @@ def decision_node(request: HttpRequest, pk: int, name: str) -> HttpResponse:
             "la": la,
             "la_lines": loadaware_lines(la),
             "metric": metric_line((la or {}).get("nodeMetric")),
+            "estimate": estimate_text((la or {}).get("incomingPod", {}).get("estimate")),
             "others": [
                 (plugin, yaml.safe_dump(value, sort_keys=False, default_flow_style=False))
                 for plugin, value in other_details(details)
