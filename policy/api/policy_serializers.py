@@ -29,6 +29,7 @@ from policy.models import (
     SchedulerConfiguration,
     SchedulerProfile,
 )
+from policy.services.rendering import annotation_value
 from policy.validators import MAX_JSON_BYTES, validate_json_value
 from scoring.config.schema import PLUGINS_FIELD_ORDER
 from scoring.plugins.loadaware.args import AGGREGATION_TYPES, default_args
@@ -378,8 +379,8 @@ class NodeThresholdPolicySerializer(
     def validate_node_selector(self, value: Any) -> Any:
         return plain(value) if value is not None else None
 
-    def get_annotation(self, policy: NodeThresholdPolicy) -> str:
-        return json.dumps(policy.custom_usage_thresholds(), sort_keys=True, separators=(",", ":"))
+    def get_annotation(self, policy: NodeThresholdPolicy) -> str | None:
+        return annotation_value(policy)
 
 
 class CollectPolicySerializer(

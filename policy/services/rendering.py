@@ -12,7 +12,6 @@ Values are canonical (sorted keys), so rendering the same policies twice gives t
 
 from __future__ import annotations
 
-import json
 import zoneinfo
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +21,7 @@ import numpy as np
 from django.utils import timezone
 
 from policy.documents import locate, tree_snapshot, validate_tree
+from policy.gateway.desired import usage_thresholds_annotation
 from policy.models import (
     Cluster,
     ClusterSnapshot,
@@ -46,9 +46,15 @@ class NoSnapshot(Exception):
     """The cluster has no snapshot to match nodes against."""
 
 
-def canonical_json(value: Any) -> str:
-    """Compact JSON with sorted keys: one spelling per value."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+def annotation_value(policy: NodeThresholdPolicy) -> str | None:
+    """The annotation text a policy sets, spelt exactly as the gateway writes it."""
+    return usage_thresholds_annotation(
+        policy.usage_thresholds,
+        policy.prod_usage_thresholds,
+        policy.aggregated_usage_thresholds,
+        policy.aggregated_usage_aggregation_type,
+        policy.aggregated_usage_aggregated_duration,
+    )
 
 
 # -- scheduler configuration --------------------------------------------------------------------
@@ -130,7 +136,7 @@ def render_node_thresholds(
         rows.append(
             NodeThreshold(
                 node=name,
-                value=canonical_json(winner.custom_usage_thresholds()) if winner else None,
+                value=annotation_value(winner) if winner else None,
                 policy=winner,
                 matching=tuple(p.name for p in ordered),
             )
