@@ -13,13 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 
-from policy import models as policy_models
 from policy.choices import DecisionOutcome, DecisionSource
 from policy.engine import document_digest, engine_for, snapshot_for
-from policy.models import Cluster, ClusterSnapshot, PlacementDecision
+from policy.models import Cluster, ClusterSnapshot, PlacementDecision, SchedulerConfiguration
 from scoring.decision import Decision
 from scoring.errors import ConfigurationInvalid, InputError
 from scoring.objects import parse_pod
@@ -42,21 +41,13 @@ class ConfigurationChoice:
 
 
 def choose_configuration(cluster: Cluster, configuration_id: int | None) -> ConfigurationChoice:
-    """The named configuration of ``cluster``, else its newest, else kube-scheduler's defaults."""
-    model = getattr(policy_models, "SchedulerConfiguration", None)
-    if model is None:
-        if configuration_id is not None:
-            raise EvaluationError("configuration", "no scheduler configurations exist yet")
-        return ConfigurationChoice(None, None, None)
-    candidates = model.objects.filter(cluster=cluster)
-    if configuration_id is not None:
-        chosen = candidates.filter(pk=configuration_id).first()
-        if chosen is None:
-            raise EvaluationError(
-                "configuration", f"cluster {cluster.name} has no configuration {configuration_id}"
-            )
-    else:
-        chosen = candidates.order_by("-id").first()
+    """The cluster's scheduler configuration (checked against ``configuration_id`` when given),
+    else kube-scheduler's defaults."""
+    chosen = SchedulerConfiguration.objects.filter(cluster=cluster).first()
+    if configuration_id is not None and (chosen is None or chosen.pk != configuration_id):
+        raise EvaluationError(
+            "configuration", f"cluster {cluster.name} has no configuration {configuration_id}"
+        )
     if chosen is None:
         return ConfigurationChoice(None, None, None)
     return ConfigurationChoice(chosen.to_document(), chosen.pk, chosen.version)
@@ -135,7 +126,7 @@ def evaluate_pod(
             feasible_nodes=len(decision.feasible),
             total_nodes=len(decision.cycle.snapshot),
             explanation=explanation,
-            requested_by=user if user is not None and user.is_authenticated else None,
+            requested_by=user if isinstance(user, User) else None,
             source=source,
             token_name=token_name,
             inputs_digest=inputs_digest(manifest, stored.pk, digest),

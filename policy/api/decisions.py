@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from policy import evaluation
 from policy.choices import DecisionOutcome, DecisionSource
+from policy.filtersets import UtcDateTimeFilter
 from policy.models import ApiToken, Cluster, PlacementDecision
 from policy.roles import IsViewer
 
@@ -74,7 +75,9 @@ class DecisionSummarySerializer(serializers.ModelSerializer[PlacementDecision]):
 class DecisionSerializer(DecisionSummarySerializer):
     """A stored decision with the engine's full explanation (the engine contract's JSON)."""
 
-    requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    requested_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
 
     class Meta(DecisionSummarySerializer.Meta):
         fields = [*DecisionSummarySerializer.Meta.fields, "requested_by", "pod", "explanation"]
@@ -87,8 +90,8 @@ class DecisionFilterSet(django_filters.FilterSet):
     profile = django_filters.CharFilter(field_name="profile")
     outcome = django_filters.ChoiceFilter(choices=DecisionOutcome.choices)
     source = django_filters.ChoiceFilter(choices=DecisionSource.choices)
-    created_after = django_filters.IsoDateTimeFilter(field_name="created", lookup_expr="gte")
-    created_before = django_filters.IsoDateTimeFilter(field_name="created", lookup_expr="lt")
+    created_after = UtcDateTimeFilter(field_name="created", lookup_expr="gte")
+    created_before = UtcDateTimeFilter(field_name="created", lookup_expr="lt")
 
     class Meta:
         model = PlacementDecision

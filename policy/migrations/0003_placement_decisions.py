@@ -6,43 +6,125 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('policy', '0002_roles'),
+        ("policy", "0002_roles"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PlacementDecision',
+            name="PlacementDecision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('snapshot_taken_at', models.DateTimeField(help_text='When the evaluated snapshot was taken.')),
-                ('pod_namespace', models.CharField(max_length=253)),
-                ('pod_name', models.CharField(max_length=253)),
-                ('pod_uid', models.CharField(blank=True, max_length=64)),
-                ('pod', models.JSONField(help_text='The Pod manifest as evaluated.')),
-                ('profile', models.CharField(help_text="The profile's schedulerName.", max_length=253)),
-                ('configuration_id', models.PositiveIntegerField(blank=True, help_text='Scheduler configuration evaluated (none: defaults).', null=True)),
-                ('configuration_version', models.PositiveIntegerField(blank=True, null=True)),
-                ('configuration_digest', models.CharField(help_text='SHA-256 of the evaluated KubeSchedulerConfiguration document.', max_length=64)),
-                ('selected_node', models.CharField(blank=True, max_length=253)),
-                ('outcome', models.CharField(choices=[('scheduled', 'A node was selected'), ('unschedulable', 'No node fits'), ('error', 'A plugin failed the cycle')], max_length=16)),
-                ('message', models.TextField(blank=True, help_text='Why no node fits, as kube-scheduler says it.')),
-                ('feasible_nodes', models.PositiveIntegerField()),
-                ('total_nodes', models.PositiveIntegerField()),
-                ('explanation', models.JSONField(help_text="The engine's decision, node by node.")),
-                ('source', models.CharField(choices=[('api', 'REST API'), ('ui', 'Web UI'), ('worker', 'Background evaluation of a pending pod')], max_length=16)),
-                ('token_name', models.CharField(blank=True, max_length=100)),
-                ('inputs_digest', models.CharField(db_index=True, help_text='Pod + snapshot + configuration, to skip repeats.', max_length=64)),
-                ('created', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('cluster', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='decisions', to='policy.cluster')),
-                ('requested_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('snapshot', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='decisions', to='policy.clustersnapshot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "snapshot_taken_at",
+                    models.DateTimeField(help_text="When the evaluated snapshot was taken."),
+                ),
+                ("pod_namespace", models.CharField(max_length=253)),
+                ("pod_name", models.CharField(max_length=253)),
+                ("pod_uid", models.CharField(blank=True, max_length=64)),
+                ("pod", models.JSONField(help_text="The Pod manifest as evaluated.")),
+                (
+                    "profile",
+                    models.CharField(help_text="The profile's schedulerName.", max_length=253),
+                ),
+                (
+                    "configuration_id",
+                    models.PositiveIntegerField(
+                        blank=True,
+                        help_text="Scheduler configuration evaluated (none: defaults).",
+                        null=True,
+                    ),
+                ),
+                ("configuration_version", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "configuration_digest",
+                    models.CharField(
+                        help_text="SHA-256 of the evaluated KubeSchedulerConfiguration document.",
+                        max_length=64,
+                    ),
+                ),
+                ("selected_node", models.CharField(blank=True, max_length=253)),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[
+                            ("scheduled", "A node was selected"),
+                            ("unschedulable", "No node fits"),
+                            ("error", "A plugin failed the cycle"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "message",
+                    models.TextField(
+                        blank=True, help_text="Why no node fits, as kube-scheduler says it."
+                    ),
+                ),
+                ("feasible_nodes", models.PositiveIntegerField()),
+                ("total_nodes", models.PositiveIntegerField()),
+                ("explanation", models.JSONField(help_text="The engine's decision, node by node.")),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("api", "REST API"),
+                            ("ui", "Web UI"),
+                            ("worker", "Background evaluation of a pending pod"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("token_name", models.CharField(blank=True, max_length=100)),
+                (
+                    "inputs_digest",
+                    models.CharField(
+                        db_index=True,
+                        help_text="Pod + snapshot + configuration, to skip repeats.",
+                        max_length=64,
+                    ),
+                ),
+                ("created", models.DateTimeField(auto_now_add=True, db_index=True)),
+                (
+                    "cluster",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="decisions",
+                        to="policy.cluster",
+                    ),
+                ),
+                (
+                    "requested_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="decisions",
+                        to="policy.clustersnapshot",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created', '-id'],
-                'indexes': [models.Index(fields=['cluster', '-created'], name='decision_cluster_created'), models.Index(fields=['pod_namespace', 'pod_name'], name='decision_pod'), models.Index(fields=['selected_node'], name='decision_node')],
+                "ordering": ["-created", "-id"],
+                "indexes": [
+                    models.Index(fields=["cluster", "-created"], name="decision_cluster_created"),
+                    models.Index(fields=["pod_namespace", "pod_name"], name="decision_pod"),
+                    models.Index(fields=["selected_node"], name="decision_node"),
+                ],
             },
         ),
     ]

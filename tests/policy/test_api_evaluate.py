@@ -144,3 +144,30 @@ def test_decision_history_filters_and_cursor_pages(
         api_client.get("/api/v1/decisions/", {"pod": "web-0"}).json()["results"][0]["pod_name"]
         == "web-0"
     )
+
+
+def test_evaluation_uses_the_clusters_configuration_and_records_its_version(
+    api_client: Any, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    api_client.force_login(editor)
+    document = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler"}, {"schedulerName": "bin-packing"}],
+    }
+    imported = api_client.post(
+        "/api/v1/scheduler-configurations/import/",
+        {"cluster": demo_snapshot.cluster_id, "document": json.dumps(document)},
+        format="json",
+    )
+    assert imported.status_code == 201, imported.content
+    pod = small_pod("packed")
+    pod["spec"]["schedulerName"] = "bin-packing"
+    body = evaluate(api_client, demo_snapshot, {"pod": pod}).json()
+    assert body["profile"] == "bin-packing"
+    assert body["configuration"] == imported.json()["id"]
+    assert body["configurationVersion"] == imported.json()["version"]
+    stale = evaluate(
+        api_client, demo_snapshot, {"pod": pod, "configuration": body["configuration"] + 1}
+    )
+    assert stale.status_code == 400 and "configuration" in stale.json()
