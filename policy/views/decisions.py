@@ -149,9 +149,15 @@ def decision_list(request: HttpRequest) -> HttpResponse:
         "cluster", "requested_by"
     ).defer("explanation", "pod")
     filterset = DecisionFilterSet(request.GET or None, queryset=queryset)
-    for name in ("created_after", "created_before"):
-        widget = filterset.form.fields[name].widget
-        widget.input_type = "datetime-local"
+    fields: Any = filterset.form.fields
+    for name, label in (("created_after", "From (UTC)"), ("created_before", "Until (UTC)")):
+        fields[name].widget.input_type = "datetime-local"
+        fields[name].label = label
+    for name in ("cluster", "outcome", "source"):
+        fields[name].empty_label = "Any"
+        fields[name].widget.choices = fields[name].choices
+    fields["pod"].label = "Pod name"
+    fields["node"].label = "Selected node"
     decisions = filterset.qs if filterset.is_bound and filterset.is_valid() else queryset
     paginator = Paginator(decisions, DECISIONS_PER_PAGE)
     page = paginator.get_page(request.GET.get("page"))
