@@ -9,4 +9,11 @@ urlpatterns = [
     path("decisions/", views.decision_list, name="decision-list"),
     path("decisions/<int:pk>/", views.decision_detail, name="decision-detail"),
     path("decisions/<int:pk>/nodes/<str:name>/", views.decision_node, name="decision-node"),
+    path("policies/", views.policy_index, name="policy-index"),
+    path("policies/<slug:kind>/new/", views.policy_create, name="policy-create"),
+    path("policies/<slug:kind>/<int:pk>/", views.policy_detail, name="policy-detail"),
+    path("policies/<slug:kind>/<int:pk>/edit/", views.policy_edit, name="policy-edit"),
+    path("policies/<slug:kind>/<int:pk>/delete/", views.policy_delete, name="policy-delete"),
+    path("policies/<slug:kind>/<int:pk>/history/", views.policy_history, name="policy-history"),
+    path("policies/<slug:kind>/<int:pk>/revert/", views.policy_revert, name="policy-revert"),
 ]

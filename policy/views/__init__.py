@@ -3,6 +3,15 @@
 from policy.views.clusters import dashboard, node_detail
 from policy.views.decisions import decision_detail, decision_list, decision_node, evaluate
 from policy.views.health import healthz, readyz
+from policy.views.policies import (
+    policy_create,
+    policy_delete,
+    policy_detail,
+    policy_edit,
+    policy_history,
+    policy_index,
+    policy_revert,
+)
 
 __all__ = [
     "dashboard",
@@ -12,5 +21,12 @@ __all__ = [
     "evaluate",
     "healthz",
     "node_detail",
+    "policy_create",
+    "policy_delete",
+    "policy_detail",
+    "policy_edit",
+    "policy_history",
+    "policy_index",
+    "policy_revert",
     "readyz",
 ]
