@@ -19,7 +19,9 @@ from policy.services import load_demo_cluster
 from policy.ui.links import edit_links
 from policy.views.support import clear_caches as clear_page_caches
 from tests.conftest import PASSWORD
+from tests.ui.conftest import ensure_roles
 
+# The live server answers from another thread, so data must be committed.
 pytestmark = pytest.mark.django_db(transaction=True)
 
 Shot = Callable[[Any, str], Path]
@@ -39,8 +41,8 @@ spec:
 
 def make_user(username: str, role: str) -> User:
     user = User.objects.create_user(username=username, password=PASSWORD)
-    group, _ = Group.objects.get_or_create(name=role)  # a flushed database lost the migration's
-    user.groups.add(group)
+    ensure_roles()  # the flush after an earlier transactional test removed them
+    user.groups.add(Group.objects.get(name=role))
     return user
 
 
