@@ -45,3 +45,82 @@ def prune_snapshots_task() -> int:
     deleted = services.prune_snapshots()
     logger.info("pruned %d snapshots", deleted)
     return deleted
+
+
+# --------------------------------------------------------------------------------------------
+# Cluster sync (policy.sync): tasks carry job or cluster ids; the SyncJob row is the truth.
+
+
+def _worker_name(task: Any) -> str:
+    return f"{task.request.hostname or 'local'}:{task.request.id or '-'}"
+
+
+@shared_task(bind=True, acks_late=True, max_retries=None)
+def push_cluster(self: Any, job_id: int) -> dict[str, Any] | None:
+    """Run push job ``job_id``; transient API errors send it again with capped backoff."""
+    from policy.sync import jobs
+
+    try:
+        job = jobs.run_job(job_id, _worker_name(self))
+    except jobs.RetryLater as exc:
+        raise self.retry(countdown=exc.countdown, exc=exc) from None
+    return {"job": job.pk, "status": job.status} if job else None
+
+
+@shared_task(bind=True, acks_late=True, max_retries=None)
+def refresh_cluster(self: Any, cluster_id: int, job_id: int | None = None) -> dict[str, Any] | None:
+    """Read cluster ``cluster_id`` back into a snapshot (job ``job_id``, or a new one), record
+    drift, then evaluate its pending pods."""
+    from policy.models import Cluster, SyncJob, SyncJobKind, SyncJobTrigger
+    from policy.sync import jobs
+
+    if job_id is None:
+        if not Cluster.objects.filter(pk=cluster_id).exists():
+            logger.info("cluster %s is gone; nothing to refresh", cluster_id)
+            return None
+        job_id = SyncJob.objects.create(
+            cluster_id=cluster_id, kind=SyncJobKind.REFRESH, trigger=SyncJobTrigger.SCHEDULE
+        ).pk
+    try:
+        job = jobs.run_job(job_id, _worker_name(self))
+    except jobs.RetryLater as exc:
+        raise self.retry(
+            args=(cluster_id,), kwargs={"job_id": job_id}, countdown=exc.countdown, exc=exc
+        ) from None
+    return {"job": job.pk, "status": job.status} if job else None
+
+
+@shared_task
+def evaluate_pending(cluster_id: int) -> dict[str, int] | None:
+    """Record a decision for each pending pod of a managed profile whose inputs changed."""
+    from policy.models import Cluster
+    from policy.sync.pending import evaluate_pending_pods
+
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        return None
+    return evaluate_pending_pods(cluster)
+
+
+@shared_task
+def apply_time_windows() -> list[int]:
+    """Beat, every minute: push clusters whose active threshold windows changed."""
+    from policy.sync import jobs
+
+    return jobs.apply_time_windows()
+
+
+@shared_task
+def drift_demo_metrics() -> list[int]:
+    """Beat: a drift step of every demo cluster's NodeMetrics (a new snapshot each)."""
+    from policy.sync.demo import drift_demo_clusters
+
+    return drift_demo_clusters()
+
+
+@shared_task
+def recover_sync_jobs() -> list[int]:
+    """Beat: send again the sync jobs whose message was lost or whose worker died."""
+    from policy.sync import jobs
+
+    return jobs.recover()

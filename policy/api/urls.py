@@ -2,7 +2,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from policy.api import decisions, policy_views, views
+from policy.api import decisions, policy_views, sync, views
 
 app_name = "api"
 
@@ -17,6 +17,7 @@ router.register("node-threshold-policies", policy_views.NodeThresholdPolicyViewS
 router.register("collect-policies", policy_views.CollectPolicyViewSet)
 router.register("policy-changes", policy_views.PolicyChangeViewSet)
 router.register("authorization-failures", policy_views.AuthorizationFailureViewSet)
+router.register("sync-jobs", sync.SyncJobViewSet)
 
 urlpatterns = [
     path("v1/me/", views.MeView.as_view(), name="me"),
@@ -25,6 +26,18 @@ urlpatterns = [
         decisions.EvaluateView.as_view(),
         name="cluster-evaluate",
     ),
+    path("v1/clusters/<int:pk>/sync/", sync.ClusterSyncView.as_view(), name="cluster-sync"),
+    path(
+        "v1/clusters/<int:pk>/sync/plan/",
+        sync.ClusterSyncPlanView.as_view(),
+        name="cluster-sync-plan",
+    ),
+    path(
+        "v1/clusters/<int:pk>/refresh/",
+        sync.ClusterRefreshView.as_view(),
+        name="cluster-refresh",
+    ),
+    path("v1/clusters/<int:pk>/drift/", sync.ClusterDriftView.as_view(), name="cluster-drift"),
     path("v1/", include(router.urls)),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),

@@ -24,12 +24,11 @@ from policy.api.serializers import (
     ApiTokenCreatedSerializer,
     ApiTokenSerializer,
     ClusterSerializer,
-    ClusterSyncSerializer,
     MeSerializer,
 )
 from policy.filtersets import ClusterFilterSet
 from policy.models import ApiToken, Cluster, ClusterSnapshot
-from policy.roles import CanConfigureCluster, CanPushPolicy, IsViewer, roles_of
+from policy.roles import CanConfigureCluster, IsViewer, roles_of
 from policy.services import policies, rendering
 
 
@@ -123,15 +122,6 @@ class ClusterViewSet(
             "notes": [rendering.COLOCATION_NOTE],
         }
         return Response(ColocationRenderSerializer(body).data)
-
-    @extend_schema(request=None, responses={202: ClusterSyncSerializer})
-    @action(detail=True, methods=["post"], permission_classes=[CanPushPolicy])
-    def sync(self, request: Request, pk: str | None = None) -> Response:
-        """Push the cluster's policies (placeholder: queues the ``ping`` task). Operators only."""
-        cluster = self.get_object()
-        queued = services.request_cluster_sync(cluster)
-        body = {"cluster": cluster.pk, "task": queued.name, "task_id": queued.id}
-        return Response({**body, "status": "queued"}, status=status.HTTP_202_ACCEPTED)
 
 
 class ApiTokenViewSet(

@@ -3,6 +3,7 @@
 from policy.models.changelog import AuthorizationFailure, PolicyChange
 from policy.models.clusters import Cluster, ClusterSnapshot
 from policy.models.decisions import PlacementDecision
+from policy.models.jobs import ClusterSyncState, SyncJob, SyncJobKind, SyncJobStatus, SyncJobTrigger
 from policy.models.loadaware import LoadAwareSchedulingArgs
 from policy.models.nodemetrics import NodeMetricCollectPolicy
 from policy.models.scheduler import SchedulerConfiguration, SchedulerProfile
@@ -14,6 +15,7 @@ __all__ = [
     "AuthorizationFailure",
     "Cluster",
     "ClusterSnapshot",
+    "ClusterSyncState",
     "LoadAwareSchedulingArgs",
     "NodeMetricCollectPolicy",
     "NodeThresholdPolicy",
@@ -21,4 +23,8 @@ __all__ = [
     "PolicyChange",
     "SchedulerConfiguration",
     "SchedulerProfile",
+    "SyncJob",
+    "SyncJobKind",
+    "SyncJobStatus",
+    "SyncJobTrigger",
 ]

@@ -6,7 +6,6 @@ validate input (as Saleor's ``actions.py``).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -122,13 +121,11 @@ def revoke_token(token: ApiToken) -> None:
 
 
 def request_cluster_sync(cluster: Cluster) -> QueuedTask:
-    """Queue a sync of ``cluster`` once the current transaction commits.
+    """Queue an automatic push of ``cluster`` once the current transaction commits (a push
+    already waiting in the queue is reused; see :mod:`policy.sync.jobs`)."""
+    from policy.models import SyncJobTrigger
+    from policy.services.sync import push
+    from policy.tasks import push_cluster
 
-    Placeholder: the sync task does not exist yet, so this queues ``ping`` to prove the path
-    (permission check, on-commit enqueue, worker) end to end.
-    """
-    from policy.tasks import ping
-
-    queued = QueuedTask(name=ping.name, id=str(uuid.uuid4()))
-    transaction.on_commit(lambda: ping.apply_async(task_id=queued.id))
-    return queued
+    job = push(cluster, trigger=SyncJobTrigger.AUTOMATIC)
+    return QueuedTask(name=push_cluster.name, id=str(job.pk))

@@ -77,7 +77,7 @@ def test_operators_push_and_the_task_runs_on_commit(
         response = api_client.post(f"/api/v1/clusters/{demo_snapshot.cluster_id}/sync/")
     assert response.status_code == 202
     body = response.json()
-    assert body["status"] == "queued" and body["task"] == "policy.tasks.ping"
+    assert body["status"] == "queued" and body["kind"] == "push"
     assert len(callbacks) == 1
 
 

@@ -1,0 +1,63 @@
+"""Sync services for views and tasks: push, dry-run, refresh, drift (see :mod:`policy.sync`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.utils import timezone
+
+from policy.models import Cluster, ClusterSyncState, SyncJob, SyncJobTrigger
+from policy.sync import jobs
+
+
+def push(
+    cluster: Cluster,
+    *,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+    trigger: str = SyncJobTrigger.OPERATOR,
+) -> SyncJob:
+    """Queue a push of ``cluster`` (or return the one already queued); sent on commit."""
+    return jobs.request_push(cluster, trigger=trigger, user=user)
+
+
+def plan(cluster: Cluster, *, user: AbstractBaseUser | AnonymousUser | None = None) -> SyncJob:
+    """The dry-run: what a push would change now, recorded as a finished job."""
+    return jobs.plan_push(cluster, user=user)
+
+
+def refresh(
+    cluster: Cluster,
+    *,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+    trigger: str = SyncJobTrigger.OPERATOR,
+) -> SyncJob:
+    """Queue a read-back of ``cluster`` into a new snapshot."""
+    return jobs.request_refresh(cluster, trigger=trigger, user=user)
+
+
+def drift_report(cluster: Cluster) -> dict[str, Any]:
+    """Drift found by the last refresh (what differs from what schedboard last wrote), with
+    the snapshot's age and the last push."""
+    state = ClusterSyncState.objects.filter(cluster=cluster).first()
+    latest = cluster.latest_snapshot()
+    now = timezone.now()
+    snapshot = (
+        {
+            "id": latest.pk,
+            "taken_at": latest.taken_at,
+            "age_seconds": round((now - latest.taken_at).total_seconds(), 1),
+        }
+        if latest
+        else None
+    )
+    drift = list(state.drift or []) if state else []
+    return {
+        "cluster": cluster.pk,
+        "drifted": bool(drift),
+        "checked_at": state.drift_checked_at if state else None,
+        "last_push": state.last_push_id if state else None,
+        "last_pushed_at": state.last_pushed_at if state else None,
+        "snapshot": snapshot,
+        "drift": drift,
+    }

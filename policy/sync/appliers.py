@@ -1,0 +1,351 @@
+"""Where a push writes: a real API server (through :mod:`policy.gateway`), or a demo cluster.
+
+Both plan first (the dry-run, object by object), then apply exactly that plan. A real cluster
+re-plans an object whose write met a conflict (409) from a fresh read; a demo cluster has no
+API server, so its "objects" are the newest stored snapshot: a push stores a new snapshot
+whose Node annotations carry the thresholds, so the engine sees them.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from django.utils import timezone
+
+from policy.choices import ClusterKind
+from policy.gateway import apply as gw
+from policy.gateway.connection import Connection, ConnectionSpec, Timeouts, connect
+from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION
+from policy.gateway.drift import Drift
+from policy.gateway.errors import ApplyError, GatewayError
+from policy.gateway.readback import read_cluster
+from policy.gateway.retry import DEFAULT_POLICY, RetryPolicy
+from policy.models import Cluster, ClusterSnapshot, ClusterSyncState
+from policy.sync.planners import Desired, Owned
+
+# Tests make these quicker; a worker uses the gateway's defaults.
+RETRY_POLICY: RetryPolicy = DEFAULT_POLICY
+TIMEOUTS = Timeouts()
+
+
+@dataclass
+class PushPlan:
+    """The three parts of a push; ``changes`` is every Change, object by object."""
+
+    config: gw.Plan = field(default_factory=gw.Plan)
+    nodes: gw.Plan = field(default_factory=gw.Plan)
+    slo: gw.Plan = field(default_factory=gw.Plan)
+
+    @property
+    def changes(self) -> list[gw.Change]:
+        return [*self.config, *self.nodes, *self.slo]
+
+    @property
+    def notes(self) -> list[str]:
+        return [*self.config.notes, *self.nodes.notes, *self.slo.notes]
+
+    def owned_after(self, before: Owned) -> Owned:
+        return Owned(
+            self.nodes.owned if self.nodes.owned is not None else before.nodes,
+            self.slo.owned if self.slo.owned is not None else before.node_configs,
+        )
+
+    def claim(self, before: Owned) -> Owned:
+        """Everything this plan may own once (partly) applied: recorded before writing."""
+        after = self.owned_after(before)
+        return Owned(before.nodes | after.nodes, before.node_configs | after.node_configs)
+
+
+@dataclass
+class PushResult:
+    applied: list[gw.Change]
+    notes: list[str]
+    owned: Owned
+
+
+class PushFailed(Exception):
+    """A push stopped part-way: ``applied`` were written (each object whole)."""
+
+    def __init__(self, cause: GatewayError, applied: list[gw.Change]) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.applied = applied
+
+
+@dataclass
+class RefreshResult:
+    drift: list[Drift]
+    snapshot: ClusterSnapshot | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+
+class Target(Protocol):
+    def plan(self, desired: Desired, owned: Owned) -> PushPlan: ...
+
+    def apply(self, desired: Desired, owned: Owned, plan: PushPlan) -> PushResult: ...
+
+    def close(self) -> None: ...
+
+
+def target_for(cluster: Cluster) -> KubeTarget | DemoTarget:
+    if cluster.kind == ClusterKind.DEMO:
+        return DemoTarget(cluster)
+    return KubeTarget(cluster)
+
+
+def annotation_drift_from(nodes: list[dict[str, Any]], last_written: dict[str, str]) -> list[Drift]:
+    """Nodes whose managed annotation differs from what schedboard last wrote."""
+    by_name = {node["metadata"]["name"]: node for node in nodes}
+    field_name = f"metadata.annotations[{USAGE_THRESHOLDS_ANNOTATION}]"
+    drifts = []
+    for name in sorted(last_written):
+        node = by_name.get(name)
+        actual = (
+            (node["metadata"].get("annotations") or {}).get(USAGE_THRESHOLDS_ANNOTATION)
+            if node
+            else None
+        )
+        if actual != last_written[name]:
+            drifts.append(Drift("Node", "", name, field_name, last_written[name], actual))
+    return drifts
+
+
+class KubeTarget:
+    """A cluster reached through a kubeconfig or in-cluster credentials."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._conn: Connection | None = None
+
+    @property
+    def conn(self) -> Connection:
+        if self._conn is None:
+            spec = ConnectionSpec.from_cluster(self.cluster)
+            self._conn = connect(spec, retry_policy=RETRY_POLICY, timeouts=TIMEOUTS)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    @property
+    def slo_target(self) -> gw.SloTarget:
+        c = self.cluster
+        return gw.SloTarget(c.slo_config_namespace, c.slo_config_name, gw.COLOCATION_KEY)
+
+    def plan(self, desired: Desired, owned: Owned) -> PushPlan:
+        c = self.cluster
+        plan = PushPlan()
+        if desired.scheduler_config is not None:
+            plan.config = gw.plan_configmap_key(
+                self.conn,
+                c.scheduler_config_namespace,
+                c.scheduler_config_name,
+                c.scheduler_config_key,
+                desired.scheduler_config,
+            )
+        plan.nodes = gw.plan_node_annotations(self.conn, desired.annotations, owned.nodes)
+        if desired.manage_slo:
+            plan.slo = gw.plan_slo_colocation(
+                self.conn,
+                desired.collect_cluster,
+                desired.node_configs,
+                owned.node_configs,
+                target=self.slo_target,
+            )
+        return plan
+
+    def apply(self, desired: Desired, owned: Owned, plan: PushPlan) -> PushResult:
+        c = self.cluster
+        applied: list[gw.Change] = []
+        notes: list[str] = []
+        nodes_owned, configs_owned = owned.nodes, owned.node_configs
+        try:
+            if desired.scheduler_config is not None:
+                result = gw.apply_configmap_key(
+                    self.conn,
+                    c.scheduler_config_namespace,
+                    c.scheduler_config_name,
+                    c.scheduler_config_key,
+                    desired.scheduler_config,
+                    plan=plan.config,
+                )
+                applied += result.applied
+            try:
+                nodes = gw.apply_node_annotations(
+                    self.conn, desired.annotations, owned.nodes, plan=plan.nodes
+                )
+            except ApplyError as exc:
+                applied += exc.applied
+                raise PushFailed(exc.cause, applied) from None
+            applied += nodes.applied
+            notes += nodes.notes
+            nodes_owned = nodes.owned if nodes.owned is not None else nodes_owned
+            if desired.manage_slo:
+                slo = gw.apply_slo_colocation(
+                    self.conn,
+                    desired.collect_cluster,
+                    desired.node_configs,
+                    owned.node_configs,
+                    target=self.slo_target,
+                    plan=plan.slo,
+                )
+                applied += slo.applied
+                notes += slo.notes
+                configs_owned = slo.owned if slo.owned is not None else configs_owned
+        except GatewayError as exc:
+            raise PushFailed(exc, applied) from None
+        return PushResult(applied, notes, Owned(frozenset(nodes_owned), frozenset(configs_owned)))
+
+    def refresh(
+        self, state: ClusterSyncState
+    ) -> tuple[list[dict[str, Any]], datetime, RefreshResult]:
+        """Read the cluster back; drift is checked against ``state`` (what was last written).
+
+        Returns (objects, taken_at, result without its snapshot): the caller stores them.
+        """
+        readback = read_cluster(self.conn)
+        nodes = [obj for obj in readback.objects if obj.get("kind") == "Node"]
+        drift = annotation_drift_from(nodes, dict(state.annotations or {}))
+        if state.scheduler_config is not None:
+            c = self.cluster
+            configmap = gw.read_configmap(
+                self.conn, c.scheduler_config_namespace, c.scheduler_config_name
+            )
+            actual = ((configmap or {}).get("data") or {}).get(c.scheduler_config_key)
+            if actual != state.scheduler_config:
+                drift.insert(
+                    0,
+                    Drift(
+                        "ConfigMap",
+                        c.scheduler_config_namespace,
+                        c.scheduler_config_name,
+                        f"data[{c.scheduler_config_key}]",
+                        state.scheduler_config,
+                        actual,
+                    ),
+                )
+        partial = RefreshResult(drift, counts=dict(readback.counts), missing=readback.missing)
+        return readback.objects, readback.taken_at, partial
+
+
+class DemoTarget:
+    """A demo cluster: the newest snapshot's Node objects are the cluster's nodes.
+
+    The scheduler ConfigMap is recorded in the sync state only (nothing reads it), and the
+    collect policy has no slo-controller to go to: noted, not written.
+    """
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._stored: ClusterSnapshot | None = None
+
+    def close(self) -> None:
+        pass
+
+    def _snapshot(self) -> ClusterSnapshot:
+        if self._stored is None:
+            from policy.services.rendering import latest_snapshot
+
+            summary = latest_snapshot(self.cluster)
+            self._stored = ClusterSnapshot.snapshots.get(pk=summary.pk)
+        return self._stored
+
+    def _nodes(self) -> dict[str, dict[str, Any]]:
+        nodes = {}
+        for obj in self._snapshot().objects:
+            if obj.get("kind") == "Node":
+                # Synthetic nodes have no resourceVersion; the plan's Changes want one.
+                metadata = {"resourceVersion": "0", **obj["metadata"]}
+                nodes[metadata["name"]] = {**obj, "metadata": metadata}
+        return nodes
+
+    def plan(self, desired: Desired, owned: Owned) -> PushPlan:
+        c = self.cluster
+        plan = PushPlan()
+        state = ClusterSyncState.objects.filter(cluster=c).first()
+        current = state.scheduler_config if state else None
+        if desired.scheduler_config is not None and desired.scheduler_config != current:
+            plan.config.changes.append(
+                gw.Change(
+                    "ConfigMap",
+                    c.scheduler_config_namespace,
+                    c.scheduler_config_name,
+                    f"data[{c.scheduler_config_key}]",
+                    current,
+                    desired.scheduler_config,
+                )
+            )
+        # The gateway's own (pure) planner, so ownership rules are the same as on a cluster.
+        plan.nodes = gw._plan_nodes(
+            self._nodes(), desired.annotations, owned.nodes, USAGE_THRESHOLDS_ANNOTATION
+        )
+        if desired.manage_slo:
+            plan.slo.notes.append(
+                "demo cluster: no slo-controller; the collect policy is not written"
+            )
+        return plan
+
+    def apply(self, desired: Desired, owned: Owned, plan: PushPlan) -> PushResult:
+        after = plan.owned_after(owned)
+        node_changes = {change.name: change for change in plan.nodes}
+        if node_changes:
+            objects = copy.deepcopy(self._snapshot().objects)
+            for obj in objects:
+                change = (
+                    node_changes.get(obj["metadata"]["name"]) if obj.get("kind") == "Node" else None
+                )
+                if change is None:
+                    continue
+                annotations = dict(obj["metadata"].get("annotations") or {})
+                if change.after is None:
+                    annotations.pop(USAGE_THRESHOLDS_ANNOTATION, None)
+                else:
+                    annotations[USAGE_THRESHOLDS_ANNOTATION] = change.after
+                obj["metadata"]["annotations"] = annotations
+            store_derived_snapshot(self._snapshot(), objects)
+        return PushResult(list(plan.changes), plan.notes, after)
+
+    def refresh(
+        self, state: ClusterSyncState
+    ) -> tuple[list[dict[str, Any]], datetime, RefreshResult]:
+        from policy.sync.demo import drifted_objects
+
+        stored = self._snapshot()
+        now = timezone.now().replace(microsecond=0)
+        objects = drifted_objects(stored.objects, stored.taken_at, now)
+        nodes = [obj for obj in objects if obj.get("kind") == "Node"]
+        drift = annotation_drift_from(nodes, dict(state.annotations or {}))
+        partial = RefreshResult(drift)
+        return objects, now, partial
+
+
+def store_derived_snapshot(
+    source: ClusterSnapshot, objects: list[dict[str, Any]]
+) -> ClusterSnapshot:
+    """A new snapshot with ``objects`` taken at the same time as ``source`` (its NodeMetric
+    ages stay what they were); being newer by id, it is the cluster's latest."""
+    from policy.services import record_snapshot
+
+    return record_snapshot(source.cluster, objects, source.taken_at)
+
+
+def as_dicts(changes: list[gw.Change]) -> list[dict[str, Any]]:
+    return [change.as_dict() for change in changes]
+
+
+__all__ = [
+    "DemoTarget",
+    "KubeTarget",
+    "PushFailed",
+    "PushPlan",
+    "PushResult",
+    "RefreshResult",
+    "as_dicts",
+    "target_for",
+]

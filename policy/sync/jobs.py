@@ -1,0 +1,487 @@
+"""Sync jobs: request (once), claim, run, retry, recover.
+
+The job row is the source of truth; a Celery message only carries its id:
+
+- requesting a push reuses a push that is still queued for the cluster (``enqueue_once``),
+  under a row lock on the cluster, and the task is sent when the transaction commits;
+- a worker claims the job with a conditional UPDATE (``queued``, or ``running`` with an
+  expired lease: its worker died) and goes ahead only if it changed the row;
+- a push then takes the cluster's lease (another conditional UPDATE, on ClusterSyncState):
+  two workers never push the same cluster at once;
+- before writing, the push records what it is about to own (``claimed_owned``); only when
+  every write succeeded does one transaction mark the job succeeded and store what was
+  written. A failed or killed push leaves the rest of the database as it was, and a retry
+  re-plans from the cluster, so annotations that did land are found equal and not rewritten;
+- transient API errors put the job back in the queue with exponential backoff (capped), up
+  to ``MAX_ATTEMPTS``; permanent ones (403, 422...) fail it at once with the API's message;
+- :func:`recover` (beat) re-sends jobs whose message was lost (broker restart) or whose
+  worker died (expired lease).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from policy.choices import ClusterKind
+from policy.gateway.errors import (
+    ConflictError,
+    GatewayError,
+    ResourceVersionExpired,
+    TransientError,
+)
+from policy.models import (
+    Cluster,
+    ClusterSyncState,
+    SyncJob,
+    SyncJobKind,
+    SyncJobStatus,
+    SyncJobTrigger,
+)
+from policy.services import record_snapshot, rendering
+from policy.services.policies import PolicyInvalid
+from policy.sync import planners
+from policy.sync.appliers import PushFailed, as_dicts, target_for
+
+logger = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 6
+LEASE_SECONDS = 300.0  # a running job not finished by then is taken to be interrupted
+BACKOFF_BASE = 2.0
+BACKOFF_CAP = 120.0
+STALE_QUEUED_SECONDS = 120.0  # a queued job nobody claimed by then lost its message
+BUSY_RETRY_SECONDS = 5.0
+
+RETRYABLE = (TransientError, ConflictError, ResourceVersionExpired)
+
+
+class RetryLater(Exception):
+    """The job went back to the queue; send it again after ``countdown`` seconds."""
+
+    def __init__(self, message: str, countdown: float) -> None:
+        super().__init__(message)
+        self.countdown = countdown
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before attempt ``attempt + 1``: exponential, capped, jittered to [d/2, d]."""
+    delay = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** max(attempt - 1, 0))
+    return delay / 2 + random.random() * delay / 2
+
+
+# --------------------------------------------------------------------------------------------
+# Requesting
+
+
+def _user(user: AbstractBaseUser | AnonymousUser | None) -> User | None:
+    return user if isinstance(user, User) else None
+
+
+def _send(job: SyncJob) -> None:
+    from policy import tasks
+
+    task = tasks.refresh_cluster if job.kind == SyncJobKind.REFRESH else tasks.push_cluster
+    if job.kind == SyncJobKind.REFRESH:
+        task.apply_async((job.cluster_id,), {"job_id": job.pk})
+    else:
+        task.apply_async((job.pk,))
+
+
+def enqueue_once(
+    cluster: Cluster,
+    kind: str,
+    *,
+    trigger: str = SyncJobTrigger.OPERATOR,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+) -> tuple[SyncJob, bool]:
+    """A queued job of ``kind`` for ``cluster``: the one already waiting, or a new one sent to
+    the workers when the transaction commits. Returns (job, created)."""
+    with transaction.atomic():
+        Cluster.objects.select_for_update().filter(pk=cluster.pk).first()
+        waiting = (
+            SyncJob.objects.filter(cluster=cluster, kind=kind, status=SyncJobStatus.QUEUED)
+            .order_by("id")
+            .first()
+        )
+        if waiting is not None:
+            return waiting, False
+        job = SyncJob.objects.create(
+            cluster=cluster, kind=kind, trigger=trigger, requested_by=_user(user)
+        )
+        transaction.on_commit(lambda: _send(job))
+        return job, True
+
+
+def request_push(
+    cluster: Cluster,
+    *,
+    trigger: str = SyncJobTrigger.OPERATOR,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+) -> SyncJob:
+    return enqueue_once(cluster, SyncJobKind.PUSH, trigger=trigger, user=user)[0]
+
+
+def request_refresh(
+    cluster: Cluster,
+    *,
+    trigger: str = SyncJobTrigger.OPERATOR,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+) -> SyncJob:
+    return enqueue_once(cluster, SyncJobKind.REFRESH, trigger=trigger, user=user)[0]
+
+
+# --------------------------------------------------------------------------------------------
+# Claiming
+
+
+@dataclass
+class JobLog:
+    """Lines for the job's log, written with the job's outcome."""
+
+    job: SyncJob
+    lines: list[str] = field(default_factory=list)
+
+    def __call__(self, message: str, *args: Any) -> None:
+        text = message % args if args else message
+        stamp = timezone.now().strftime("%H:%M:%S")
+        self.lines.append(f"{stamp} {text}")
+        logger.info("sync job %s: %s", self.job.pk, text)
+
+    def text(self) -> str:
+        previous = self.job.log.rstrip("\n")
+        new = "\n".join(self.lines)
+        return f"{previous}\n{new}\n" if previous else f"{new}\n"
+
+
+def claim(job_id: int, worker: str) -> SyncJob | None:
+    """Take the job if it is queued, or running with an expired lease (its worker died)."""
+    now = timezone.now()
+    claimable = Q(status=SyncJobStatus.QUEUED) | Q(
+        status=SyncJobStatus.RUNNING, lease_expires__lt=now
+    )
+    taken = (
+        SyncJob.objects.filter(claimable, pk=job_id)
+        .exclude(kind=SyncJobKind.DRY_RUN)
+        .update(
+            status=SyncJobStatus.RUNNING,
+            worker=worker[:255],
+            attempts=F("attempts") + 1,
+            lease_expires=now + timedelta(seconds=LEASE_SECONDS),
+        )
+    )
+    if not taken:
+        return None
+    job = SyncJob.objects.select_related("cluster").get(pk=job_id)
+    if job.started is None:
+        SyncJob.objects.filter(pk=job_id, started__isnull=True).update(started=now)
+        job.started = now
+    return job
+
+
+def acquire_cluster(cluster: Cluster, job: SyncJob) -> bool:
+    """The cluster's push lease: free, expired, or already this job's."""
+    ClusterSyncState.objects.get_or_create(cluster=cluster)
+    now = timezone.now()
+    free = Q(locked_by__isnull=True) | Q(lock_expires__lt=now) | Q(locked_by=job)
+    return bool(
+        ClusterSyncState.objects.filter(free, cluster=cluster).update(
+            locked_by=job, lock_expires=now + timedelta(seconds=LEASE_SECONDS)
+        )
+    )
+
+
+def release_cluster(cluster: Cluster, job: SyncJob) -> None:
+    ClusterSyncState.objects.filter(cluster=cluster, locked_by=job).update(
+        locked_by=None, lock_expires=None
+    )
+
+
+def _requeue(job: SyncJob, log: JobLog, message: str, countdown: float) -> RetryLater:
+    """Back to the queue (the next message, or :func:`recover`, picks it up again)."""
+    log("%s; retrying in %.1f s", message, countdown)
+    SyncJob.objects.filter(pk=job.pk, status=SyncJobStatus.RUNNING).update(
+        status=SyncJobStatus.QUEUED,
+        error=message,
+        log=log.text(),
+        worker="",
+        lease_expires=timezone.now() + timedelta(seconds=countdown + STALE_QUEUED_SECONDS),
+    )
+    return RetryLater(message, countdown)
+
+
+def _fail(job: SyncJob, log: JobLog, message: str, applied: list[dict[str, Any]]) -> None:
+    log("failed: %s", message)
+    SyncJob.objects.filter(pk=job.pk).update(
+        status=SyncJobStatus.FAILED,
+        finished=timezone.now(),
+        error=message,
+        changes=applied,
+        log=log.text(),
+        lease_expires=None,
+    )
+
+
+def _error_message(exc: GatewayError) -> str:
+    status = f" (HTTP {exc.status})" if exc.status else ""
+    return f"{type(exc).__name__}{status}: {exc.message}"
+
+
+def _handle(
+    job: SyncJob, log: JobLog, exc: Exception, applied: list[dict[str, Any]]
+) -> RetryLater | None:
+    """Transient: back to the queue (or failed once attempts ran out). Otherwise failed."""
+    if applied:
+        log("%d change(s) were written before the error", len(applied))
+    if isinstance(exc, RETRYABLE):
+        message = _error_message(exc)
+        if job.attempts < MAX_ATTEMPTS:
+            return _requeue(job, log, message, backoff(job.attempts))
+        _fail(job, log, f"{message} (gave up after {job.attempts} attempts)", applied)
+        return None
+    if isinstance(exc, GatewayError):
+        _fail(job, log, _error_message(exc), applied)
+    elif isinstance(exc, PolicyInvalid):
+        _fail(job, log, f"the stored policies do not validate: {exc.errors}", applied)
+    else:
+        _fail(job, log, str(exc), applied)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Running
+
+
+def run_job(job_id: int, worker: str) -> SyncJob | None:
+    """Run a push or refresh job. Returns the finished job, or None if it was not claimable
+    (done, or held by a live worker). Raises :class:`RetryLater` when it went back to the
+    queue."""
+    job = claim(job_id, worker)
+    if job is None:
+        logger.info("sync job %s is not claimable (finished or held); skipping", job_id)
+        return None
+    if job.kind == SyncJobKind.REFRESH:
+        _refresh(job)
+    else:
+        _push(job)
+    return SyncJob.objects.get(pk=job.pk)
+
+
+def _push(job: SyncJob) -> None:
+    cluster = job.cluster
+    log = JobLog(job)
+    log("attempt %d on %s", job.attempts, job.worker or "?")
+    if not acquire_cluster(cluster, job):
+        raise _requeue(job, log, "another push of this cluster is running", BUSY_RETRY_SECONDS)
+    target = target_for(cluster)
+    applied: list[dict[str, Any]] = []
+    try:
+        state = ClusterSyncState.objects.get(cluster=cluster)
+        if cluster.kind != ClusterKind.DEMO and cluster.latest_snapshot() is None:
+            log("no snapshot yet: reading the cluster first")
+            _store_refresh(job, state, target, log)
+        desired = planners.desired_state(cluster, state)
+        owned = planners.owned(state)
+        plan = target.plan(desired, owned)
+        log("planned %d change(s)", len(plan.changes))
+        SyncJob.objects.filter(pk=job.pk).update(
+            claimed_owned=plan.claim(owned).as_dict(), changes=as_dicts(plan.changes)
+        )
+        result = target.apply(desired, owned, plan)
+    except PushFailed as exc:
+        applied = as_dicts(exc.applied)
+        retry = _handle(job, log, exc.cause, applied)
+    except (GatewayError, PolicyInvalid, rendering.NoSnapshot) as exc:
+        retry = _handle(job, log, exc, applied)
+    except Exception as exc:
+        logger.exception("sync job %s failed unexpectedly", job.pk)
+        _fail(job, log, f"internal error: {type(exc).__name__}: {exc}", applied)
+        raise
+    else:
+        retry = None
+        _finish_push(job, log, desired, result)
+    finally:
+        target.close()
+        release_cluster(cluster, job)
+    if retry is not None:
+        raise retry
+
+
+def _finish_push(job: SyncJob, log: JobLog, desired: planners.Desired, result: Any) -> None:
+    log("applied %d change(s)", len(result.applied))
+    for note in result.notes:
+        log("note: %s", note)
+    now = timezone.now()
+    with transaction.atomic():
+        state = ClusterSyncState.objects.select_for_update().get(cluster_id=job.cluster_id)
+        if desired.scheduler_config is not None:
+            state.scheduler_config = desired.scheduler_config
+        state.annotations = {
+            node: desired.annotations[node]
+            for node in sorted(result.owned.nodes)
+            if desired.annotations.get(node) is not None
+        }
+        state.owned_nodes = sorted(result.owned.nodes)
+        state.owned_node_configs = sorted(result.owned.node_configs)
+        state.owns_collect_fields = desired.owns_collect_fields
+        state.active_windows = desired.active_windows
+        state.last_push = job
+        state.last_pushed_at = now
+        state.save()
+        SyncJob.objects.filter(pk=job.pk).update(
+            status=SyncJobStatus.SUCCEEDED,
+            finished=now,
+            error="",
+            changes=as_dicts(result.applied),
+            notes=list(result.notes),
+            log=log.text(),
+            lease_expires=None,
+        )
+        if job.cluster.kind == ClusterKind.DEMO and result.applied:
+            _after_refresh(job.cluster_id)
+
+
+def _store_refresh(job: SyncJob, state: ClusterSyncState, target: Any, log: JobLog) -> Any:
+    objects, taken_at, result = target.refresh(state)
+    snapshot = record_snapshot(job.cluster, objects, taken_at)
+    result.snapshot = snapshot
+    log("stored snapshot %s: %s", snapshot.pk, snapshot.counts())
+    if result.missing:
+        log("kinds not served by the cluster: %s", ", ".join(result.missing))
+    return result
+
+
+def _refresh(job: SyncJob) -> None:
+    log = JobLog(job)
+    log("attempt %d on %s", job.attempts, job.worker or "?")
+    state, _ = ClusterSyncState.objects.get_or_create(cluster=job.cluster)
+    target = target_for(job.cluster)
+    try:
+        with transaction.atomic():
+            result = _store_refresh(job, state, target, log)
+            drift = [d.as_dict() for d in result.drift]
+            if drift:
+                log("drift: %d object field(s) differ from what schedboard wrote", len(drift))
+            ClusterSyncState.objects.filter(pk=state.pk).update(
+                drift=drift, drift_checked_at=timezone.now()
+            )
+            SyncJob.objects.filter(pk=job.pk).update(
+                status=SyncJobStatus.SUCCEEDED,
+                finished=timezone.now(),
+                error="",
+                snapshot=result.snapshot,
+                notes=[f"drift: {len(drift)}"] if drift else [],
+                log=log.text(),
+                lease_expires=None,
+            )
+            _after_refresh(job.cluster_id)
+    except (GatewayError, rendering.NoSnapshot) as exc:
+        retry = _handle(job, log, exc, [])
+        if retry is not None:
+            raise retry from None
+    except Exception as exc:
+        logger.exception("sync job %s failed unexpectedly", job.pk)
+        _fail(job, log, f"internal error: {type(exc).__name__}: {exc}", [])
+        raise
+    finally:
+        target.close()
+
+
+def _after_refresh(cluster_id: int) -> None:
+    from policy.tasks import evaluate_pending
+
+    transaction.on_commit(lambda: evaluate_pending.delay(cluster_id))
+
+
+# --------------------------------------------------------------------------------------------
+# Dry-run
+
+
+def plan_push(cluster: Cluster, *, user: AbstractBaseUser | AnonymousUser | None = None) -> SyncJob:
+    """What a push would change now, object by object, recorded as a dry-run job (nothing
+    is written; the job is finished when this returns)."""
+    now = timezone.now()
+    job = SyncJob.objects.create(
+        cluster=cluster,
+        kind=SyncJobKind.DRY_RUN,
+        status=SyncJobStatus.RUNNING,
+        requested_by=_user(user),
+        started=now,
+        attempts=1,
+    )
+    log = JobLog(job)
+    state, _ = ClusterSyncState.objects.get_or_create(cluster=cluster)
+    target = target_for(cluster)
+    try:
+        desired = planners.desired_state(cluster, state)
+        plan = target.plan(desired, planners.owned(state))
+    except (GatewayError, PolicyInvalid, rendering.NoSnapshot) as exc:
+        message = _error_message(exc) if isinstance(exc, GatewayError) else str(exc)
+        _fail(job, log, message, [])
+    else:
+        log("%d change(s) would be written", len(plan.changes))
+        SyncJob.objects.filter(pk=job.pk).update(
+            status=SyncJobStatus.SUCCEEDED,
+            finished=timezone.now(),
+            changes=as_dicts(plan.changes),
+            notes=plan.notes,
+            log=log.text(),
+        )
+    finally:
+        target.close()
+    return SyncJob.objects.get(pk=job.pk)
+
+
+# --------------------------------------------------------------------------------------------
+# Recovery and time windows
+
+
+def recover(now: Any = None, send: Callable[[SyncJob], None] = _send) -> list[int]:
+    """Re-send jobs whose message was lost or whose worker died; returns their ids."""
+    now = now or timezone.now()
+    stale_queued = Q(status=SyncJobStatus.QUEUED) & (
+        Q(lease_expires__lt=now)
+        | Q(lease_expires__isnull=True, created__lt=now - timedelta(seconds=STALE_QUEUED_SECONDS))
+    )
+    interrupted = Q(status=SyncJobStatus.RUNNING, lease_expires__lt=now)
+    jobs = list(
+        SyncJob.objects.filter(stale_queued | interrupted)
+        .exclude(kind=SyncJobKind.DRY_RUN)
+        .order_by("id")
+    )
+    for job in jobs:
+        logger.warning(
+            "sync job %s (%s) was lost or interrupted; sending it again", job.pk, job.status
+        )
+        if job.status == SyncJobStatus.QUEUED:
+            # Move the deadline on, so the next recovery run does not send it twice.
+            SyncJob.objects.filter(pk=job.pk, status=job.status).update(
+                lease_expires=now + timedelta(seconds=STALE_QUEUED_SECONDS)
+            )
+        send(job)
+    return [job.pk for job in jobs]
+
+
+def apply_time_windows(at: Any = None) -> list[int]:
+    """Push every cluster whose set of active time-windowed threshold policies differs from
+    the one its last push wrote; returns the pushed clusters' ids."""
+    pushed = []
+    clusters = Cluster.objects.filter(
+        threshold_policies__enabled=True, threshold_policies__active_from__isnull=False
+    ).distinct()
+    for cluster in clusters:
+        state, _ = ClusterSyncState.objects.get_or_create(cluster=cluster)
+        active = planners.active_windows(cluster, at)
+        if state.active_windows is not None and list(state.active_windows) == active:
+            continue
+        request_push(cluster, trigger=SyncJobTrigger.TIME_WINDOW)
+        pushed.append(cluster.pk)
+    return pushed

@@ -1,0 +1,24 @@
+"""Fixtures for the sync tests: eager tasks whose on-commit enqueues run, a demo cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from policy.engine import clear_caches
+
+
+@pytest.fixture(autouse=True)
+def fresh_engine_caches() -> Iterator[None]:
+    """Snapshot ids are reused across tests (rolled back): never serve a cached one."""
+    clear_caches()
+    yield
+    clear_caches()
+
+
+@pytest.fixture
+def run_on_commit(celery_eager: None, django_capture_on_commit_callbacks: Any) -> Any:
+    """``with run_on_commit(): ...``: on-commit callbacks (task sends) run, tasks eagerly."""
+    return lambda: django_capture_on_commit_callbacks(execute=True)

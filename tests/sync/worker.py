@@ -1,0 +1,111 @@
+"""A real ``celery -A config worker`` subprocess on the test database and its own queue."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from config.celery import app
+from tests.policy.test_celery_worker import require_broker
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Worker:
+    def __init__(self, queue: str, env: dict[str, str]) -> None:
+        self.queue = queue
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--pool=solo",
+                "-c",
+                "1",
+                "-Q",
+                queue,
+                "-n",
+                f"{queue}-{uuid.uuid4().hex[:4]}@%h",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "--loglevel=INFO",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown handler runs, nothing is acknowledged or cleaned up."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> str:
+        if self.process.poll() is None:
+            self.process.terminate()
+        try:
+            output, _ = self.process.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            output, _ = self.process.communicate()
+        return output or ""
+
+
+@pytest.fixture
+def workers(transactional_db: None) -> Iterator[Callable[[], Worker]]:
+    """Start workers (each call one more) consuming a queue of this test; tasks sent by the
+    test process go to that queue too. Needs PostgreSQL (the worker shares the test
+    database) and a broker."""
+    require_broker()
+    if connection.vendor != "postgresql":
+        pytest.skip("the worker tests need PostgreSQL (the worker opens the test database)")
+    queue = f"schedboard-sync-{uuid.uuid4().hex[:8]}"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.sync.worker_settings",
+        "CELERY_BROKER_URL": str(settings.CELERY_BROKER_URL),
+        "SCHEDBOARD_TEST_DATABASE": str(connection.settings_dict["NAME"]),
+        "SCHEDBOARD_TEST_QUEUE": queue,
+    }
+    previous = app.conf.task_default_queue
+    app.conf.task_default_queue = queue
+    started: list[Worker] = []
+
+    def start() -> Worker:
+        worker = Worker(queue, env)
+        started.append(worker)
+        return worker
+
+    try:
+        yield start
+    finally:
+        app.conf.task_default_queue = previous
+        for worker in started:
+            print(worker.stop())  # pytest shows it only when the test fails
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 60, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
