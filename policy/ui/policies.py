@@ -148,7 +148,7 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
 
 
 def value_text(value: Any) -> str:
-    if value is None:
+    if value is None or value == "":
         return "—"
     if isinstance(value, dict | list):
         if not value:

@@ -58,6 +58,12 @@ class Editor:
     def cluster_of(self, obj: Any) -> Cluster:
         return self.cluster_of_parent(getattr(obj, self.parent_field))
 
+    def short_label(self, obj: Any) -> str:
+        """For breadcrumbs: the label without the cluster (which the crumb before names)."""
+        if isinstance(obj, SchedulerConfiguration):
+            return "Scheduler configuration"
+        return self.label(obj)
+
     def label(self, obj: Any) -> str:
         if isinstance(obj, SchedulerConfiguration):
             return f"Scheduler configuration of {obj.cluster.name}"
@@ -291,6 +297,7 @@ def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
         "editor": editor,
         "obj": obj,
         "title": editor.label(obj),
+        "obj_label": editor.short_label(obj),
         "cluster": cluster,
         "rows": rows,
         "rendered": editor.render(cluster),
@@ -354,6 +361,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         "editor": editor,
         "obj": obj,
         "parent": parent,
+        "obj_label": editor.short_label(obj) if obj is not None else "",
         "cluster": cluster,
         "title": f"Edit {editor.label(obj)}"
         if obj
@@ -444,6 +452,7 @@ def policy_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
         "editor": editor,
         "obj": obj,
         "title": f"Delete {editor.label(obj)}",
+        "obj_label": editor.short_label(obj),
         "cluster": cluster,
         "version": obj.version,
     }
@@ -485,6 +494,7 @@ def policy_history(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
             "editor": editor,
             "obj": obj,
             "title": f"History of {editor.label(obj)}",
+            "obj_label": editor.short_label(obj),
             "cluster": editor.cluster_of(obj),
             "entries": [ui.history_entry(change, obj.version) for change in changes],
             "can_edit": can_edit_policy(request.user),

@@ -307,7 +307,7 @@ def test_history_lists_diffs_and_reverts(
     response = client.get(f"/policies/loadaware/{args.pk}/history/")
     html = html_of(response)
     assert response.status_code == 200
-    assert "v2 · Update" in html and "v1 · Create" in html
+    assert "v2 · Updated by the system" in html and "v1 · Created" in html
     assert "usage_thresholds" in html and "&quot;cpu&quot;: 80" in html
     assert "Revert to v1" in html and "Revert to v2" not in html
     response = client.post(
