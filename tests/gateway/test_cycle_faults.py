@@ -1,0 +1,240 @@
+"""Sync jobs under faults, against the real kube-apiserver behind the fault-injecting proxy:
+500s and timeouts are retried and the job succeeds; a permanent error fails fast with the
+API's message; a concurrent writer's 409 is re-read; a worker killed mid-push leaves no
+half-written state and the retried job completes."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from celery.exceptions import Retry
+from django.utils import timezone
+
+from policy import tasks
+from policy.gateway.connection import MERGE_PATCH, Connection, Timeouts
+from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION as KEY
+from policy.gateway.retry import RetryPolicy
+from policy.models import Cluster, ClusterSyncState, NodeThresholdPolicy, SyncJob
+from policy.services import sync as sync_services
+from policy.sync import appliers, jobs
+from tests.gateway.faultproxy import FaultProxy, matching
+from tests.gateway.kubeserver import Json, KubeServer
+from tests.sync.worker import Worker, wait_for, workers  # noqa: F401 (fixture)
+
+WANT = json.dumps({"usageThresholds": {"cpu": 44}}, separators=(",", ":"))
+
+
+@pytest.fixture
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        appliers, "RETRY_POLICY", RetryPolicy(attempts=3, base_delay=0.02, max_delay=0.05)
+    )
+    monkeypatch.setattr(appliers, "TIMEOUTS", Timeouts(2, 0.5))
+
+
+@pytest.fixture
+def cluster(
+    kube: KubeServer,
+    seeded: list[Json],
+    proxy: FaultProxy,
+    tmp_path: Path,
+    unique: Callable[[str], str],
+) -> Cluster:
+    """A cluster reached through the proxy, with one snapshot already read."""
+    kubeconfig = kube.kubeconfig_for(proxy.url, tmp_path / "kubeconfig")
+    return Cluster.objects.create(
+        name=unique("faults"),
+        kind="kubeconfig",
+        kubeconfig_path=str(kubeconfig),
+        kubeconfig_context="admin",
+    )
+
+
+def thresholds_on(cluster: Cluster, nodes: list[str]) -> NodeThresholdPolicy:
+    return NodeThresholdPolicy.objects.create(
+        cluster=cluster, name="faults", node_names=nodes, usage_thresholds={"cpu": 44}
+    )
+
+
+def annotation(admin: Connection, name: str, key: str = KEY) -> str | None:
+    node = admin.request("GET", f"/api/v1/nodes/{name}")
+    return (node["metadata"].get("annotations") or {}).get(key)
+
+
+def push_now(cluster: Cluster, run_on_commit: Any) -> SyncJob:
+    with run_on_commit():
+        job = sync_services.push(cluster)
+    job.refresh_from_db()
+    return job
+
+
+@pytest.fixture
+def run_on_commit(celery_eager: None, django_capture_on_commit_callbacks: Any) -> Any:
+    return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+@pytest.mark.django_db
+def test_500s_and_timeouts_are_retried_and_the_job_succeeds(
+    cluster: Cluster,
+    proxy: FaultProxy,
+    admin: Connection,
+    scratch_nodes: Callable[..., list[str]],
+    quick: None,
+    run_on_commit: Any,
+) -> None:
+    nodes = scratch_nodes(2)
+    thresholds_on(cluster, nodes)
+    proxy.fail(2, 500, matching("GET", "/api/v1/nodes"))
+    proxy.slow_answer(1, 1.0, matching("PATCH", nodes[0]))  # lands, but the answer times out
+    proxy.fail(1, 503, matching("PATCH", nodes[1]))
+    job = push_now(cluster, run_on_commit)
+    assert job.status == "succeeded", job.log
+    assert job.attempts == 1
+    assert all(annotation(admin, n) == WANT for n in nodes)
+    assert "fail 500" in proxy.outcomes("GET", "/api/v1/nodes")
+    assert ClusterSyncState.objects.get(cluster=cluster).owned_nodes == sorted(nodes)
+
+
+@pytest.mark.django_db
+def test_when_the_gateway_gives_up_the_job_is_retried_with_backoff(
+    cluster: Cluster,
+    proxy: FaultProxy,
+    admin: Connection,
+    scratch_nodes: Callable[..., list[str]],
+    quick: None,
+    run_on_commit: Any,
+) -> None:
+    nodes = scratch_nodes(2)
+    thresholds_on(cluster, nodes)
+    proxy.fail(3, 500, matching("PATCH", nodes[1]))  # more than the gateway's 3 attempts
+    with pytest.raises(Retry) as info:  # eager: the retry surfaces instead of being queued
+        push_now(cluster, run_on_commit)
+    assert 0 < float(info.value.when) <= jobs.BACKOFF_CAP  # type: ignore[arg-type]
+    job = SyncJob.objects.get(cluster=cluster)
+    assert job.status == "queued" and "HTTP 500" in job.error
+    assert annotation(admin, nodes[0]) == WANT and annotation(admin, nodes[1]) is None
+    assert ClusterSyncState.objects.get(cluster=cluster).owned_nodes == []
+
+    tasks.push_cluster.apply((job.pk,))  # the message comes back after the countdown
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.log
+    assert job.attempts == 2
+    assert "TransientError (HTTP 500)" in job.log and "retrying in" in job.log
+    assert all(annotation(admin, n) == WANT for n in nodes)
+    # The second attempt found the first node done: only the second was written then.
+    assert [c["name"] for c in job.changes] == [nodes[1]]
+    assert ClusterSyncState.objects.get(cluster=cluster).owned_nodes == sorted(nodes)
+
+
+@pytest.mark.django_db
+def test_a_permanent_error_fails_fast_with_the_api_message(
+    cluster: Cluster,
+    proxy: FaultProxy,
+    admin: Connection,
+    scratch_nodes: Callable[..., list[str]],
+    quick: None,
+    run_on_commit: Any,
+) -> None:
+    nodes = scratch_nodes(1)
+    thresholds_on(cluster, nodes)
+    proxy.fail(1, 403, matching("PATCH", nodes[0]))
+    job = push_now(cluster, run_on_commit)
+    assert job.status == "failed" and job.attempts == 1
+    assert "HTTP 403" in job.error and "injected fault 403" in job.error
+    state = ClusterSyncState.objects.get(cluster=cluster)
+    assert state.last_push is None and state.owned_nodes == [] and state.annotations == {}
+    assert annotation(admin, nodes[0]) is None
+
+
+@pytest.mark.django_db
+def test_a_concurrent_writer_conflict_is_re_read_and_its_change_kept(
+    cluster: Cluster,
+    proxy: FaultProxy,
+    admin: Connection,
+    scratch_nodes: Callable[..., list[str]],
+    quick: None,
+    run_on_commit: Any,
+) -> None:
+    nodes = scratch_nodes(1)
+    thresholds_on(cluster, nodes)
+
+    def other_writer() -> None:
+        admin.request(
+            "PATCH",
+            f"/api/v1/nodes/{nodes[0]}",
+            body={"metadata": {"annotations": {"example.com/owner": "team-a"}}},
+            content_type=MERGE_PATCH,
+        )
+
+    proxy.before(other_writer, matching("PATCH", nodes[0]))
+    job = push_now(cluster, run_on_commit)
+    assert job.status == "succeeded", job.log
+    patches = proxy.outcomes("PATCH", nodes[0])
+    assert patches[0] == "forwarded 409" and patches[-1] == "forwarded 200"
+    assert annotation(admin, nodes[0]) == WANT
+    assert annotation(admin, nodes[0], "example.com/owner") == "team-a"
+
+
+@pytest.fixture
+def blocked() -> Iterator[tuple[threading.Event, threading.Event]]:
+    reached, release = threading.Event(), threading.Event()
+    yield reached, release
+    release.set()
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_a_worker_killed_mid_push_leaves_no_half_written_state(
+    cluster: Cluster,
+    proxy: FaultProxy,
+    admin: Connection,
+    scratch_nodes: Callable[..., list[str]],
+    workers: Callable[[], Worker],  # noqa: F811
+    blocked: tuple[threading.Event, threading.Event],
+) -> None:
+    nodes = scratch_nodes(3)
+    thresholds_on(cluster, nodes)
+    reached, release = blocked
+
+    def hang() -> None:  # the worker's write of the second node hangs in flight
+        reached.set()
+        release.wait(30)
+
+    proxy.before(hang, matching("PATCH", nodes[1]))
+    first = workers()
+    job = sync_services.push(cluster)  # autocommit: sent at once
+    assert reached.wait(60), "the push never reached the second node"
+    first.kill()
+    release.set()  # the in-flight write lands after its worker died, as on a real network
+
+    job.refresh_from_db()
+    assert job.status == "running" and job.attempts == 1
+    assert annotation(admin, nodes[0]) == WANT and annotation(admin, nodes[2]) is None
+    state = ClusterSyncState.objects.get(cluster=cluster)
+    assert state.last_push is None and state.owned_nodes == [] and state.annotations == {}
+    assert state.locked_by_id == job.pk  # the dead worker's lease, until it expires
+    assert set(job.claimed_owned["nodes"]) == set(nodes)  # written ahead: ownership not lost
+
+    # The lease runs out; the recovery beat task sends the job again; a new worker finishes.
+    past = timezone.now() - timedelta(seconds=1)
+    SyncJob.objects.filter(pk=job.pk).update(lease_expires=past)
+    ClusterSyncState.objects.filter(cluster=cluster).update(lock_expires=past)
+    workers()
+    assert jobs.recover() == [job.pk]
+    wait_for(
+        lambda: SyncJob.objects.get(pk=job.pk).status in ("succeeded", "failed"), 60, "the retry"
+    )
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.log
+    assert job.attempts == 2
+    assert [c["name"] for c in job.changes] == [nodes[2]]  # the rest had landed already
+    assert all(annotation(admin, n) == WANT for n in nodes)
+    state.refresh_from_db()
+    assert state.last_push_id == job.pk and state.owned_nodes == sorted(nodes)
+    assert state.locked_by is None
+    assert state.annotations == dict.fromkeys(nodes, WANT)
