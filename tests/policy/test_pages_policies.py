@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy.choices import ChangeSource
+from policy.choices import ChangeSource, PushMode
 from policy.models import (
     ClusterSnapshot,
     LoadAwareSchedulingArgs,
@@ -20,6 +20,7 @@ from policy.models import (
     PolicyChange,
     SchedulerConfiguration,
     SchedulerProfile,
+    SyncJob,
 )
 from policy.services import policies
 from policy.services.changes import ChangeContext
@@ -169,7 +170,11 @@ def test_preview_renders_yaml_and_diff_without_saving(
 ) -> None:
     client.force_login(editor)
     args = tree["args"]
+    cluster = tree["cluster"]
+    cluster.push_mode = PushMode.AUTOMATIC
+    cluster.save(update_fields=["push_mode"])
     changes = PolicyChange.objects.count()
+    jobs = SyncJob.objects.count()
     response = client.post(
         f"/policies/loadaware/{args.pk}/edit/",
         args_data(args, usage_thresholds="cpu: 70\nmemory: 90", preview="1"),
@@ -181,6 +186,7 @@ def test_preview_renders_yaml_and_diff_without_saving(
     assert "kind: KubeSchedulerConfiguration" in preview.after.text
     assert LoadAwareSchedulingArgs.objects.get().usage_thresholds == {"cpu": 45, "memory": 90}
     assert PolicyChange.objects.count() == changes  # nothing recorded
+    assert SyncJob.objects.count() == jobs  # nor pushed
     assert SchedulerConfiguration.objects.get().version == tree["configuration"].version + 2
 
 
