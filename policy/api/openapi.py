@@ -2,7 +2,8 @@
 
 :class:`AutoSchema` (``DEFAULT_SCHEMA_CLASS``) adds to each operation the responses the
 framework gives without the view saying so: 401/403 (authentication, roles), 404 (detail
-routes), 400 in the one validation-error shape and 413 (body size) on writes; on views with
+routes), 400 in the one validation-error shape, 413 (body size) and 415 (media type) on
+writes; on views with
 ``etag_concurrency`` it documents ``If-Match`` (required on PUT/PATCH/DELETE and the
 actions listed in ``if_match_actions``), 412/428 and the ``ETag`` response header.
 """
@@ -117,6 +118,7 @@ class AutoSchema(openapi.AutoSchema):
         if self.method in ("POST", "PUT", "PATCH"):
             extra["400"] = ValidationErrorSerializer
             extra["413"] = TooLargeSerializer
+            extra["415"] = ErrorDetailSerializer  # a Content-Type the endpoint does not parse
         elif self.method == "GET" and self._action() in ("list", *self._validated_reads()):
             extra["400"] = ValidationErrorSerializer  # filters
         if self._needs_if_match() or self._optional_if_match():
