@@ -70,19 +70,50 @@ def allocatable_and_requested(
     the scorer skips it ("bypass").
     """
     request = pod_score_request(pod, name, use_requested=use_requested)
-    zeros = np.zeros(len(nodes), dtype=np.int64)
+    column = _scored_column(snapshot, name, request)
+    if column is None:
+        zeros = np.zeros(len(nodes), dtype=np.int64)
+        return zeros, zeros
+    used = _used(snapshot, name, column, use_requested=use_requested)
+    return snapshot.allocatable[nodes, column], used[nodes] + request
+
+
+def _scored_column(snapshot: Snapshot, name: str, request: int) -> int | None:
+    """The resource's column, or None when the scorers bypass it."""
     known = name in _NATIVE_CHECKED or is_scalar_resource(name)
     if not known or (request == 0 and is_scalar_resource(name)):
-        return zeros, zeros
-    column = snapshot.resource_index.get(name)
-    if column is None:
-        return zeros, zeros
-    allocatable = snapshot.allocatable[nodes, column]
+        return None
+    return snapshot.resource_index.get(name)
+
+
+def _used(snapshot: Snapshot, name: str, column: int, *, use_requested: bool) -> IntArray:
+    """What the node's pods request of the resource, per node (non-zero cpu/memory unless
+    ``use_requested``)."""
     if not use_requested and name in ("cpu", "memory"):
-        used = snapshot.non_zero_requested[nodes, 0 if name == "cpu" else 1]
+        result: IntArray = snapshot.non_zero_requested[:, 0 if name == "cpu" else 1]
     else:
-        used = snapshot.requested[nodes, column]
-    return allocatable, used + request
+        result = snapshot.requested[:, column]
+    return result
+
+
+def resource_rows(
+    cycle: Cycle, resources: Sequence[Mapping[str, Any]], node: int, *, use_requested: bool
+) -> tuple[list[int], list[int]]:
+    """One node's row of :func:`resource_matrix` as Python ints (cheaper for a few nodes)."""
+    snapshot = cycle.snapshot
+    allocatable, requested = [], []
+    for resource in resources:
+        name = str(resource["name"])
+        request = pod_score_request(cycle.pod, name, use_requested=use_requested)
+        column = _scored_column(snapshot, name, request)
+        if column is None:
+            allocatable.append(0)
+            requested.append(0)
+            continue
+        allocatable.append(int(snapshot.allocatable[node, column]))
+        used = _used(snapshot, name, column, use_requested=use_requested)
+        requested.append(int(used[node]) + request)
+    return allocatable, requested
 
 
 def resource_matrix(
@@ -116,6 +147,36 @@ def least_allocated(requested: IntArray, allocatable: IntArray, weights: IntArra
     safe = np.where(allocatable == 0, 1, allocatable)
     score = np.where(requested > allocatable, 0, (allocatable - requested) * MAX_NODE_SCORE // safe)
     return _weighted_average(score, allocatable != 0, weights)
+
+
+def least_allocated_one(requested: list[int], allocatable: list[int], weights: list[int]) -> int:
+    """:func:`least_allocated` of one node, in Python ints."""
+    scores = [
+        0 if q > a else (a - q) * MAX_NODE_SCORE // a if a else 0
+        for q, a in zip(requested, allocatable, strict=True)
+    ]
+    return _weighted_average_one(scores, allocatable, weights)
+
+
+def most_allocated_one(requested: list[int], allocatable: list[int], weights: list[int]) -> int:
+    """:func:`most_allocated` of one node, in Python ints."""
+    scores = [
+        min(q, a) * MAX_NODE_SCORE // a if a else 0
+        for q, a in zip(requested, allocatable, strict=True)
+    ]
+    return _weighted_average_one(scores, allocatable, weights)
+
+
+def _weighted_average_one(scores: list[int], allocatable: list[int], weights: list[int]) -> int:
+    total = weight_sum = 0
+    for score, a, w in zip(scores, allocatable, weights, strict=True):
+        if a:
+            total += score * w
+            weight_sum += w
+    if weight_sum == 0:
+        return 0
+    quotient = abs(total) // weight_sum  # Go division truncates toward zero
+    return -quotient if total < 0 else quotient
 
 
 def most_allocated(requested: IntArray, allocatable: IntArray, weights: IntArray) -> IntArray:
@@ -169,9 +230,6 @@ def requested_to_capacity_ratio(
 def balanced_score(requested: IntArray, allocatable: IntArray) -> IntArray:
     """``balancedResourceScorer`` (1.35): 100 * (1 - std of min(req/alloc, 1))."""
     n_nodes, n_resources = requested.shape
-    if n_nodes <= FEW_NODES:
-        rows = zip(requested.tolist(), allocatable.tolist(), strict=True)
-        return np.array([_balanced_one(r, a) for r, a in rows], dtype=np.int64)
     fractions = []
     present = allocatable != 0
     safe = np.where(present, allocatable, 1)
@@ -227,6 +285,9 @@ def _two_resource_std(fractions: list[Any], present: BoolArray) -> Any:
 
 
 # -- the plugins -----------------------------------------------------------------------------------
+
+
+_ONE_NODE_STRATEGIES = {"LeastAllocated": least_allocated_one, "MostAllocated": most_allocated_one}
 
 
 def _scoring_strategy(args: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -288,6 +349,11 @@ class NodeResourcesFit(Plugin):
         return _combine_reasons(n, checks)
 
     def score(self, cycle: Cycle, feasible: IntArray) -> IntArray:
+        one = _ONE_NODE_STRATEGIES.get(self.strategy)
+        if one is not None and len(feasible) <= FEW_NODES:  # a cache recomputing a few nodes
+            weights = self.weights.tolist()
+            rows = (resource_rows(cycle, self.resources, n, use_requested=False) for n in feasible)
+            return np.array([one(q, a, weights) for a, q in rows], dtype=np.int64)
         allocatable, requested = resource_matrix(
             cycle, self.resources, feasible, use_requested=False
         )
@@ -361,6 +427,9 @@ class BalancedAllocation(Plugin):
         return SKIP if all(q == 0 for q in requests) else SUCCESS
 
     def score(self, cycle: Cycle, feasible: IntArray) -> IntArray:
+        if len(feasible) <= FEW_NODES:  # a cache recomputing a few nodes
+            rows = (resource_rows(cycle, self.resources, n, use_requested=True) for n in feasible)
+            return np.array([_balanced_one(q, a) for a, q in rows], dtype=np.int64)
         allocatable, requested = resource_matrix(
             cycle, self.resources, feasible, use_requested=True
         )
