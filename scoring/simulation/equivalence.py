@@ -1,0 +1,106 @@
+"""Equivalence classes: pods every modelled plugin treats identically share cached results.
+
+The class of a pod is the tuple of every pod field a modelled Filter or Score reads (see
+docs/equivalence-classes.md for the list and the reason for each). The tuple itself is the
+dictionary key, so two pods share a class only when those fields are *equal*, not merely when a
+hash collides.
+
+Upstream's equivalence-class design (kubernetes community
+contributors/design-proposals/scheduling/scheduler-equivalence-class.md) chose the controller
+reference instead, because a field-based key can silently miss a field some new predicate reads.
+The engine hashes the fields anyway: a controller's pods differ after a template change (old and
+new revisions coexist during a rollout) and the controller reference cannot tell them apart. The
+"missed field" risk is covered by ``HASHED_POD_FIELDS`` / ``IGNORED_POD_FIELDS``, which a test
+holds equal to the fields of :class:`scoring.objects.Pod`: adding a field fails that test until
+someone decides which side it belongs to. Pods of one controller revision still share a class,
+because their scheduling fields come from the same template.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from scoring.objects import Container, Pod
+
+ClassKey = tuple[Any, ...]
+
+# Koordinator metadata the LoadAwareScheduling plugin reads from the incoming pod.
+KOORD_LABELS = ("koordinator.sh/priority-class", "koordinator.sh/qosClass")
+LOAD_ESTIMATION_PREFIX = "scheduling.koordinator.sh/load-estimated-"
+
+# Pod fields folded into the key, and fields deliberately left out (with the reason).
+HASHED_POD_FIELDS = frozenset(
+    {
+        "namespace",  # not read by a modelled plugin; inter-pod affinity would need it
+        "scheduler_name",  # picks the profile
+        "node_name",  # NodeName
+        "priority",  # Koordinator priority class (LoadAwareScheduling)
+        "node_selector",  # NodeAffinity
+        "affinity",  # NodeAffinity (the whole block, so pod (anti-)affinity is covered too)
+        "tolerations",  # TaintToleration, NodeUnschedulable
+        "containers",  # requests, limits, host ports, restart policy: every resource plugin
+        "init_containers",  # same, including sidecars
+        "overhead",  # requests and limits
+        "owner_references",  # only whether one is a DaemonSet (LimitAware, LoadAwareScheduling)
+        "status_qos_class",  # QoS class (NodeResourceTopologyMatch, Koordinator priority)
+        "labels",  # only KOORD_LABELS
+        "annotations",  # only LOAD_ESTIMATION_PREFIX keys
+    }
+)
+IGNORED_POD_FIELDS = frozenset(
+    {
+        "name",  # identity, differs per replica
+        "uid",  # identity
+        "phase",  # pending pods are all Pending
+        "raw",  # the manifest; its relevant parts are the fields above
+    }
+)
+
+
+def equivalence_key(pod: Pod) -> ClassKey:
+    """The class of ``pod``: equal keys mean every modelled plugin gives equal results."""
+    return (
+        pod.scheduler_name,
+        pod.namespace,
+        pod.node_name,
+        pod.priority,
+        _items(pod.node_selector),
+        _canonical(pod.affinity),
+        pod.tolerations,
+        tuple(_container(c) for c in pod.containers),
+        tuple(_container(c) for c in pod.init_containers),
+        _items(pod.overhead),
+        pod.status_qos_class,
+        any(ref.get("kind") == "DaemonSet" for ref in pod.owner_references),
+        tuple(pod.labels.get(key) for key in KOORD_LABELS),
+        _items({k: v for k, v in pod.annotations.items() if k.startswith(LOAD_ESTIMATION_PREFIX)}),
+    )
+
+
+def class_label(pod: Pod) -> str:
+    """A readable name for the pod's class: its controller, or the pod itself."""
+    controller = pod.controller
+    if controller is None:
+        return f"Pod {pod.key}"
+    return f"{controller.get('kind', '?')} {pod.namespace}/{controller.get('name', '?')}"
+
+
+def _items(mapping: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(mapping.items()))
+
+
+def _container(container: Container) -> tuple[Any, ...]:
+    return (
+        container.name,
+        _items(container.requests),
+        _items(container.limits),
+        container.ports,
+        container.restartable,
+    )
+
+
+def _canonical(value: Mapping[str, Any]) -> str:
+    """Affinity as canonical JSON (empty for none): nested lists and maps, compared exactly."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":")) if value else ""
