@@ -1,0 +1,89 @@
+"""What-if: one workload under several configurations from the same starting cluster.
+
+Every configuration gets its own copy of the starting snapshot (``Snapshot.copy``), so runs
+cannot see each other's placements. The report is the ``simulate`` JSON of the engine CLI
+contract: per run the pods placed and unschedulable, each pod's node or reason, and the
+utilization after placement; with two runs, the pods whose node differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from scoring.engine import Engine
+from scoring.objects import Pod
+from scoring.simulation.metrics import reported_resources, utilization
+from scoring.simulation.simulator import SimulationRun, simulate
+from scoring.snapshot import Snapshot
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A pod placed differently by two runs (None: unschedulable in that run)."""
+
+    pod: str
+    nodes: tuple[str | None, str | None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pod": self.pod, "nodes": list(self.nodes)}
+
+
+def what_if(
+    snapshot: Snapshot,
+    pods: Sequence[Pod],
+    now: datetime,
+    configurations: Sequence[tuple[str, Engine]],
+    *,
+    use_cache: bool = True,
+) -> list[SimulationRun]:
+    """Place ``pods`` under each ``(label, engine)`` on its own copy of ``snapshot``.
+
+    Every pod is routed in every configuration before anything is placed, so a missing profile
+    is reported before any work is done.
+    """
+    for _, engine in configurations:
+        for pod in pods:
+            engine.framework_for(pod)
+    return [
+        simulate(engine, snapshot.copy(), pods, now, use_cache=use_cache, label=label)
+        for label, engine in configurations
+    ]
+
+
+def differences(base: SimulationRun, other: SimulationRun) -> list[Difference]:
+    """Pods (in workload order) whose selected node differs between the two runs."""
+    return [
+        Difference(a.pod.key, (a.node, b.node))
+        for a, b in zip(base.placements, other.placements, strict=True)
+        if a.node != b.node
+    ]
+
+
+def run_report(run: SimulationRun, resources: list[str]) -> dict[str, Any]:
+    """One run as the contract's ``runs[]`` entry (plus timing and cache statistics)."""
+    usage = utilization(run.engine, run.snapshot, run.now, resources)
+    return {
+        "config": run.label,
+        "placed": run.placed,
+        "unschedulable": run.unschedulable,
+        "pods": [
+            {"pod": p.pod.key, "profile": p.profile, "selectedNode": p.node, "reason": p.reason}
+            for p in run.placements
+        ],
+        "utilization": {name: entry.to_dict() for name, entry in usage.items()},
+        "seconds": round(run.seconds, 3),
+        "cache": None if run.cache is None else run.cache.to_dict(),
+    }
+
+
+def simulation_report(runs: Sequence[SimulationRun]) -> dict[str, Any]:
+    """The ``simulate`` JSON: every run, and ``differences`` when two runs are compared."""
+    pods = [p.pod for p in runs[0].placements] if runs else []
+    resources = reported_resources(runs[0].snapshot, pods) if runs else []
+    report: dict[str, Any] = {"runs": [run_report(run, resources) for run in runs]}
+    if len(runs) == 2:
+        report["differences"] = [d.to_dict() for d in differences(runs[0], runs[1])]
+    return report

@@ -1,0 +1,149 @@
+"""How a cluster looks after a simulated placement: utilization spread, load, limit commitments.
+
+Per resource (cpu and memory, plus extended resources the workload requests):
+
+- ``mean`` / ``stddev`` / ``max`` of requested / allocatable over the nodes that have the
+  resource (population standard deviation: lower means better balanced);
+- ``overThreshold`` (only when a profile enables LoadAwareScheduling): nodes whose usage as that
+  plugin judges it, measured NodeMetric usage plus the estimates of recently placed pods, is
+  above the node's effective threshold (args, or the node's ``usage-thresholds`` annotation),
+  i.e. nodes its Filter would now reject even for a pod estimated at zero;
+- ``limitOversubscribed``: nodes whose pods' summed limits exceed allocatable. A container
+  without a limit counts its request, as Koordinator's LimitAware does (``max(limit, request)``
+  per container, koordinator pkg/scheduler/plugins/limitaware/util.go).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from scoring.engine import Engine
+from scoring.framework import Cycle
+from scoring.objects import Pod, parse_pod
+from scoring.plugins.limitaware.limits import RAW, LimitTotals
+from scoring.plugins.limitaware.plugin import LimitAware
+from scoring.plugins.loadaware.filter import estimated_usage, exceeds, expired_nodes, filter_plan
+from scoring.plugins.loadaware.plugin import LoadAwareScheduling
+from scoring.plugins.loadaware.state import IncomingPod
+from scoring.plugins.noderesources import is_scalar_resource
+from scoring.snapshot import Snapshot
+
+LOAD_AWARE = "LoadAwareScheduling"
+LIMIT_AWARE = "LimitAware"
+BASE_RESOURCES = ("cpu", "memory")
+# A pod requesting and estimating nothing: LoadAwareScheduling's Filter rejects it exactly on
+# the nodes already above their threshold.
+_PROBE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "utilization-probe"}}
+
+
+@dataclass(frozen=True)
+class ResourceUtilization:
+    mean: float
+    stddev: float
+    max: float
+    nodes: int  # nodes that have the resource
+    over_threshold: int | None
+    limit_oversubscribed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mean": round(self.mean, 4),
+            "stddev": round(self.stddev, 4),
+            "max": round(self.max, 4),
+            "overThreshold": self.over_threshold,
+            "limitOversubscribed": self.limit_oversubscribed,
+            "nodes": self.nodes,
+        }
+
+
+def reported_resources(snapshot: Snapshot, pods: Iterable[Pod]) -> list[str]:
+    """cpu, memory, and every extended resource a workload pod requests that some node has."""
+    extra: set[str] = set()
+    for pod in pods:
+        extra.update(name for name in pod.requests if is_scalar_resource(name))
+    present = [
+        name
+        for name in sorted(extra)
+        if name in snapshot.resource_index
+        and snapshot.allocatable[:, snapshot.resource_index[name]].any()
+    ]
+    return [*BASE_RESOURCES, *present]
+
+
+def utilization(
+    engine: Engine, snapshot: Snapshot, now: datetime, resources: list[str]
+) -> dict[str, ResourceUtilization]:
+    over = over_threshold(engine, snapshot, now)
+    oversubscribed = limit_oversubscription(engine, snapshot, resources)
+    out = {}
+    for name in resources:
+        column = snapshot.resource_index.get(name)
+        if column is None:
+            continue
+        allocatable = snapshot.allocatable[:, column]
+        has = allocatable > 0
+        ratio = snapshot.requested[has, column] / allocatable[has]
+        empty = not len(ratio)
+        out[name] = ResourceUtilization(
+            mean=0.0 if empty else float(ratio.mean()),
+            stddev=0.0 if empty else float(ratio.std()),
+            max=0.0 if empty else float(ratio.max()),
+            nodes=int(has.sum()),
+            over_threshold=None if over is None else over.get(name),
+            limit_oversubscribed=oversubscribed[name],
+        )
+    return out
+
+
+def over_threshold(engine: Engine, snapshot: Snapshot, now: datetime) -> dict[str, int] | None:
+    """Nodes above their LoadAwareScheduling usage threshold, per resource (None without it).
+
+    Uses the first profile that enables the plugin; non-prod thresholds; nodes without a fresh
+    NodeMetric are not load-aware and never count.
+    """
+    plugin = next(
+        (
+            p
+            for f in engine.frameworks.values()
+            if isinstance(p := f.instances.get(LOAD_AWARE), LoadAwareScheduling)
+        ),
+        None,
+    )
+    if plugin is None:
+        return None
+    state = plugin.state(Cycle(parse_pod(_PROBE), snapshot, now))
+    plan = filter_plan(state, pod_is_prod=False)
+    nothing = IncomingPod(np.zeros(len(state.resources), dtype=np.int64), "", daemonset=False)
+    fresh = plan.candidates & state.metrics.has_info & ~expired_nodes(plugin.config, state, now)
+    ratio = estimated_usage(state, plan, nothing) / state.allocatable_float * 100.0
+    over = plan.checked_limits & exceeds(ratio, plan.bounds) & fresh
+    return {name: int(over[k].sum()) for k, name in enumerate(state.resources)}
+
+
+def limit_oversubscription(
+    engine: Engine, snapshot: Snapshot, resources: list[str]
+) -> dict[str, int]:
+    """Nodes whose summed pod limits exceed allocatable, per resource."""
+    plugin = next(
+        (
+            p
+            for f in engine.frameworks.values()
+            if isinstance(p := f.instances.get(LIMIT_AWARE), LimitAware)
+        ),
+        None,
+    )
+    totals = plugin.totals(snapshot) if plugin is not None else LimitTotals(snapshot)
+    out = {}
+    for name in resources:
+        column = snapshot.resource_index.get(name)
+        if column is None:
+            out[name] = 0
+            continue
+        allocatable = snapshot.allocatable[:, column]
+        out[name] = int(((totals.column(RAW, name) > allocatable) & (allocatable > 0)).sum())
+    return out
