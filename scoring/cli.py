@@ -18,9 +18,12 @@ from scoring.config import load_configuration, validate_configuration
 from scoring.engine import Engine
 from scoring.errors import ConfigurationInvalid, InputError
 from scoring.loading import load_objects, load_single, read_text
-from scoring.objects import parse_pod
-from scoring.report import decision_table, validation_table
+from scoring.objects import Pod, parse_pod
+from scoring.report import decision_table, simulation_table, validation_table
+from scoring.simulation.compare import simulation_report, what_if
+from scoring.simulation.workload import expand_workload
 from scoring.snapshot import Snapshot
+from scoring.timeutil import now as clock_now
 from scoring.timeutil import parse_time
 
 
@@ -41,6 +44,18 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--pod", required=True, metavar="PATH")
     evaluate.add_argument("--now", type=_time, metavar="TIME")
     evaluate.add_argument("--format", choices=("table", "json"), default="table")
+
+    simulate = commands.add_parser("simulate", help="place a workload pod by pod (what-if)")
+    simulate.add_argument("--cluster", action="append", default=[], metavar="PATH")
+    simulate.add_argument("--config", required=True, metavar="PATH")
+    simulate.add_argument("--workload", action="append", required=True, metavar="PATH")
+    simulate.add_argument("--compare-config", metavar="PATH")
+    simulate.add_argument("--now", type=_time, metavar="TIME")
+    simulate.add_argument("--no-cache", action="store_true", help="no equivalence-class cache")
+    simulate.add_argument(
+        "--seed", type=int, default=0, help="seed of generated pod-name suffixes and uids"
+    )
+    simulate.add_argument("--format", choices=("table", "json"), default="table")
 
     validate = commands.add_parser("validate", help="default and validate a configuration")
     validate.add_argument("--config", required=True, metavar="PATH")
@@ -67,6 +82,47 @@ def run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_compared(path: str) -> Engine:
+    """``--compare-config``: its errors name its own path (main() names ``--config``)."""
+    try:
+        return _load_config(path)
+    except ConfigurationInvalid as exc:
+        raise InputError("; ".join(f"{path}: {error}" for error in exc.errors)) from None
+
+
+def _workload_pods(paths: Sequence[str], seed: int) -> list[Pod]:
+    """Pods of every workload file (controllers expanded); errors name the file."""
+    pods: list[Pod] = []
+    for path in paths:
+        objects = load_objects([path])
+        try:
+            pods.extend(parse_pod(obj) for obj in expand_workload(objects, seed=seed, warn=_warn))
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
+    return pods
+
+
+def _warn(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    configurations = [(args.config, _load_config(args.config))]
+    if args.compare_config:
+        configurations.append((args.compare_config, _load_compared(args.compare_config)))
+    snapshot = Snapshot.from_objects(load_objects(args.cluster))
+    pods = _workload_pods(args.workload, args.seed)
+    now = args.now or clock_now()
+    runs = what_if(snapshot, pods, now, configurations, use_cache=not args.no_cache)
+    report = simulation_report(runs)
+    if args.format == "json":
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(simulation_table(report))
+    return 0
+
+
 def run_validate(args: argparse.Namespace) -> int:
     _, errors = validate_configuration(read_text(args.config), source_name=args.config)
     result: dict[str, Any] = {"valid": not errors, "errors": [e.to_dict() for e in errors]}
@@ -83,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "evaluate":
             return run_evaluate(args)
+        if args.command == "simulate":
+            return run_simulate(args)
         return run_validate(args)
     except ConfigurationInvalid as exc:
         for error in exc.errors:

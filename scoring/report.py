@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from scoring.decision import Decision
 from scoring.errors import FieldError
@@ -65,3 +66,55 @@ def validation_table(source: str, errors: Sequence[FieldError]) -> str:
     lines = [f"{source}: invalid ({len(errors)} error{'s' if len(errors) != 1 else ''})"]
     lines += _table(["field", "type", "detail"], [[e.field, e.type, e.detail] for e in errors])
     return "\n".join(lines) + "\n"
+
+
+_LISTED = 20  # unschedulable pods and differences listed per table; the rest are counted
+
+
+def simulation_table(report: Mapping[str, Any]) -> str:
+    """Runs side by side (placement counts, utilization per resource), then each run's
+    unschedulable pods and, when comparing, the pods placed differently."""
+    runs = report["runs"]
+    header = ["", *(run["config"] for run in runs)]
+    rows = [
+        ["pods placed", *(str(run["placed"]) for run in runs)],
+        ["unschedulable", *(str(run["unschedulable"]) for run in runs)],
+    ]
+    for name in runs[0]["utilization"] if runs else ():
+        entries = [run["utilization"][name] for run in runs]
+        rows.append([f"{name} mean / stddev / max", *(_spread(e) for e in entries)])
+        if any(e["overThreshold"] is not None for e in entries):
+            rows.append(
+                [f"{name} nodes over threshold", *(_count(e["overThreshold"]) for e in entries)]
+            )
+        rows.append(
+            [f"{name} limits > allocatable", *(str(e["limitOversubscribed"]) for e in entries)]
+        )
+    lines = ["Simulation (requested / allocatable per node)", *_table(header, rows)]
+    for run in runs:
+        failed = [p for p in run["pods"] if p["selectedNode"] is None]
+        if failed:
+            lines += ["", f"Unschedulable pods under {run['config']}:"]
+            lines += _table(
+                ["pod", "reason"], [[p["pod"], p["reason"] or ""] for p in failed[:_LISTED]]
+            )
+            lines += _more(len(failed))
+    moved = report.get("differences")
+    if moved:
+        lines += ["", f"Pods placed differently ({len(moved)}):"]
+        cells = [[d["pod"], *(n or "<unschedulable>" for n in d["nodes"])] for d in moved[:_LISTED]]
+        lines += _table(["pod", *header[1:]], cells)
+        lines += _more(len(moved))
+    return "\n".join(lines) + "\n"
+
+
+def _spread(entry: Mapping[str, Any]) -> str:
+    return " / ".join(f"{100 * entry[key]:.1f}%" for key in ("mean", "stddev", "max"))
+
+
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _more(total: int) -> list[str]:
+    return [f"... and {total - _LISTED} more"] if total > _LISTED else []
