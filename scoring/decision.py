@@ -78,7 +78,7 @@ class Decision:
         )
         return [int(self.feasible[k]) for k in order]
 
-    @property
+    @cached_property
     def selected_index(self) -> int | None:
         """``ranking[0]`` without sorting every node: the highest total, then the first name."""
         if self.error is not None or len(self.feasible) == 0:

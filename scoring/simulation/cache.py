@@ -64,14 +64,29 @@ def _camel(name: str) -> str:
     return first + "".join(part.title() for part in rest)
 
 
+class _Verdict(FilterResult):
+    """A cached verdict: ``passed`` is computed when the verdict changes, not on every use."""
+
+    def __init__(
+        self, status_ids: npt.NDArray[np.int32], statuses: list[Status], passed: BoolArray
+    ) -> None:
+        super().__init__(status_ids, statuses)
+        self._passed = passed
+
+    @property
+    def passed(self) -> BoolArray:
+        return self._passed
+
+
 class _FilterEntry:
     """One plugin's verdict on every node for one class (copy-on-write: results handed out
     earlier never change)."""
 
-    __slots__ = ("index", "position", "status_ids", "statuses")
+    __slots__ = ("index", "passed", "position", "status_ids", "statuses")
 
     def __init__(self, result: FilterResult, position: int) -> None:
         self.status_ids = result.status_ids
+        self.passed = result.passed
         self.statuses = list(result.statuses)
         self.index: dict[Status, int] = {}
         for k, status in enumerate(self.statuses):
@@ -89,10 +104,12 @@ class _FilterEntry:
         mapping = np.array([*(self._id(s) for s in result.statuses), -1], dtype=np.int32)
         ids = self.status_ids.copy()
         ids[nodes] = mapping[result.status_ids]
-        self.status_ids = ids
+        passed = self.passed.copy()
+        passed[nodes] = result.passed
+        self.status_ids, self.passed = ids, passed
 
     def result(self) -> FilterResult:
-        return FilterResult(self.status_ids, self.statuses)
+        return _Verdict(self.status_ids, self.statuses, self.passed)
 
 
 class _ScoreEntry:
@@ -177,6 +194,8 @@ class ClassResults:
         self._entry = entry
         self._journal = log
         self._stats = cache.stats
+        self._feasible: IntArray | None = None  # the last feasible array seen, and its mask
+        self._feasible_mask: BoolArray = np.zeros(0, dtype=bool)
 
     def filter(self, plugin: Plugin, cycle: Cycle) -> FilterResult:
         if plugin.depends_on is None:
@@ -211,10 +230,19 @@ class ClassResults:
                 changed = self._journal.changed_since(entry.position, self._cache.mask(plugin))
                 entry.valid[changed] = False
                 entry.position = position
-        missing: npt.NDArray[np.int64] = feasible[~entry.valid[feasible]]
-        if len(missing):
+        stale = self._mask_of(feasible, len(entry.valid)) & ~entry.valid
+        if stale.any():
+            missing: IntArray = np.flatnonzero(stale)
             entry.raw[missing] = plugin.score(cycle, missing)
             entry.valid[missing] = True
             self._stats.score_nodes_recomputed += len(missing)
         result: IntArray = entry.raw[feasible]
         return result
+
+    def _mask_of(self, feasible: IntArray, size: int) -> BoolArray:
+        """``feasible`` as a node mask; every score plugin of a cycle gets the same array."""
+        if feasible is not self._feasible:
+            self._feasible_mask = np.zeros(size, dtype=bool)
+            self._feasible_mask[feasible] = True
+            self._feasible = feasible
+        return self._feasible_mask
