@@ -53,5 +53,6 @@ def test_api_root_lists_the_endpoints(api_client: Any, viewer: User) -> None:
         "node-threshold-policies",
         "collect-policies",
         "policy-changes",
+        "sync-jobs",
         "authorization-failures",
     }
