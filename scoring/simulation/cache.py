@@ -40,6 +40,13 @@ from scoring.simulation.journal import ChangeJournal, journal, kind_mask
 from scoring.snapshot import BoolArray, IntArray, Snapshot
 
 DEFAULT_MAX_CLASSES = 256
+# (plugin, extension point) pairs cheaper to recompute than to look up, measured with
+# ``python -m benchmarks.simulation --per-plugin`` (docs/benchmarks.md): NodePorts' Filter is a
+# few vector operations over used host ports (and usually skipped by its PreFilter); NodeAffinity's
+# Score only gathers the masks its PreScore built.
+NOT_WORTH_CACHING: frozenset[tuple[str, str]] = frozenset(
+    {("NodePorts", "filter"), ("NodeAffinity", "score")}
+)
 
 
 @dataclass
@@ -138,8 +145,14 @@ class EquivalenceCache:
     plugin).
     """
 
-    def __init__(self, *, max_classes: int = DEFAULT_MAX_CLASSES) -> None:
+    def __init__(
+        self,
+        *,
+        max_classes: int = DEFAULT_MAX_CLASSES,
+        uncached: frozenset[tuple[str, str]] = NOT_WORTH_CACHING,
+    ) -> None:
         self.max_classes = max_classes
+        self.uncached = uncached
         self.stats = CacheStats()
         self._classes: OrderedDict[ClassKey, _ClassEntry] = OrderedDict()
         self._snapshot: Snapshot | None = None
@@ -172,6 +185,10 @@ class EquivalenceCache:
             self._classes.move_to_end(key)
         return ClassResults(self, entry, self._journal)
 
+    def cached(self, plugin: Plugin, point: str) -> bool:
+        """Whether ``plugin``'s results at ``point`` ("filter", "score") are worth caching."""
+        return plugin.depends_on is not None and (plugin.name, point) not in self.uncached
+
     def mask(self, plugin: Plugin) -> int:
         mask = self._masks.get(plugin)
         if mask is None:
@@ -198,7 +215,7 @@ class ClassResults:
         self._feasible_mask: BoolArray = np.zeros(0, dtype=bool)
 
     def filter(self, plugin: Plugin, cycle: Cycle) -> FilterResult:
-        if plugin.depends_on is None:
+        if not self._cache.cached(plugin, "filter"):
             return plugin.filter(cycle)
         position = len(self._journal)
         entry = self._entry.filters.get(plugin)
@@ -217,7 +234,7 @@ class ClassResults:
         return entry.result()
 
     def score(self, plugin: Plugin, cycle: Cycle, feasible: IntArray) -> IntArray:
-        if plugin.depends_on is None:
+        if not self._cache.cached(plugin, "score"):
             return plugin.score(cycle, feasible)
         position = len(self._journal)
         entry = self._entry.scores.get(plugin)

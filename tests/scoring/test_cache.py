@@ -285,3 +285,27 @@ def test_plugins_without_declared_dependencies_run_every_time() -> None:
         assert verdict.passed.tolist() == [False, True, True, True]
     assert Unknown.calls == 3
     assert cache.stats.filter_hits == cache.stats.filter_misses == 0
+
+
+def test_results_cheaper_to_recompute_than_to_look_up_are_not_cached(
+    setup: tuple[Framework, Snapshot, Spy],
+) -> None:
+    framework, snapshot, spy = setup
+    cache = EquivalenceCache()
+    manifest = make_pod("ported", containers=[make_container("c", {"cpu": 100})])
+    manifest["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    manifest["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 5, "preference": {"matchFields": []}}
+            ]
+        }
+    }
+    pod = parse_pod(manifest)
+    for _ in range(3):
+        evaluate(framework, snapshot, cache, pod)
+    assert spy.full["NodePorts"] == 3  # ("NodePorts", "filter") is in NOT_WORTH_CACHING
+    assert len(spy.scored["NodeAffinity"]) == 3 * 4  # ("NodeAffinity", "score") too
+    assert spy.full["NodeResourcesFit"] == 1
+    assert cache.cached(framework.instances["NodeAffinity"], "filter")
+    assert not cache.cached(framework.instances["NodeAffinity"], "score")

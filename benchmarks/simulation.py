@@ -1,0 +1,185 @@
+"""Batch placement benchmark: the equivalence-class cache against no cache, in one process.
+
+Run outside the test suite:
+    .venv/bin/python -m benchmarks.simulation [--nodes 5000] [--pods-per-node 10]
+        [--deployments 100] [--replicas 100] [--nrt-nodes 250] [--order grouped|interleaved]
+
+Builds a synthetic cluster (default 5,000 nodes, 50,000 bound pods), expands the Deployments
+into pods, and places them one after another with the default profile plus LoadAwareScheduling,
+LimitAware and NodeResourceTopologyMatch, every node evaluated for every pod: once with the
+cache, once without, each on its own copy of the snapshot. Both runs must make the same
+decisions. Prints placements per second, the speed-up, cache statistics and the peak resident
+memory of the process (``getrusage``; it includes building the cluster and both copies).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from benchmarks.engine import EXTENDED_PROFILE
+from scoring.config import load_configuration
+from scoring.engine import Engine
+from scoring.framework import Cycle
+from scoring.objects import Pod, parse_pod
+from scoring.simulation.cache import EquivalenceCache
+from scoring.simulation.journal import journal
+from scoring.simulation.simulator import SimulationRun, simulate
+from scoring.simulation.synthetic_workload import generate_deployments
+from scoring.simulation.workload import expand_workload
+from scoring.snapshot import Snapshot
+from scoring.synthetic import generate_cluster
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+MIB = 1 << 20
+
+
+def peak_rss_mib() -> float:
+    """Peak resident set size of this process so far (Linux reports KiB, macOS bytes)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / MIB if sys.platform == "darwin" else peak / 1024
+
+
+def timed(label: str, fn: Any) -> Any:
+    start = time.perf_counter()
+    result = fn()
+    print(f"{label:<44} {time.perf_counter() - start:8.2f} s")
+    return result
+
+
+def cluster(args: argparse.Namespace) -> Snapshot:
+    """The synthetic cluster's snapshot (its objects are dropped once it is built)."""
+    objects = timed(
+        "generate the cluster",
+        lambda: generate_cluster(
+            nodes=args.nodes,
+            pods_per_node=args.pods_per_node,
+            pending_pods=0,
+            nrt_nodes=args.nrt_nodes,
+            seed=1,
+            now=NOW,
+        ),
+    )
+    snapshot: Snapshot = timed("build the snapshot", lambda: Snapshot.from_objects(objects))
+    return snapshot
+
+
+def workload(args: argparse.Namespace) -> list[Pod]:
+    deployments = generate_deployments(count=args.deployments, replicas=args.replicas, seed=1)
+    pods = [parse_pod(obj) for obj in expand_workload(deployments, seed=1)]
+    if args.order == "interleaved":  # replicas of different deployments mixed, not grouped
+        random.Random(7).shuffle(pods)
+    return pods
+
+
+def run(engine: Engine, snapshot: Snapshot, pods: list[Pod], *, cache: bool) -> SimulationRun:
+    engine.evaluate(pods[0], snapshot, NOW)  # build the plugins' snapshot state first
+    result = simulate(engine, snapshot, pods, NOW, use_cache=cache)
+    rate = len(pods) / result.seconds
+    label = "cached" if cache else "uncached"
+    print(
+        f"{label:<9} {len(pods)} pods in {result.seconds:8.2f} s = {rate:8.1f} placements/s "
+        f"({1000 * result.seconds / len(pods):.3f} ms each), placed {result.placed}, "
+        f"unschedulable {result.unschedulable}"
+    )
+    return result
+
+
+def per_plugin(engine: Engine, snapshot: Snapshot, pods: list[Pod]) -> None:
+    """Per plugin: one full Filter/Score against the cache's answer with nothing changed, and
+    with one node changed since the class was last seen (what a placement leaves behind)."""
+    framework = engine.frameworks["default-scheduler"]
+    pod = pods[0]
+    cycle = Cycle(pod, snapshot, NOW)
+    for plugin in framework.pre_filters:
+        plugin.pre_filter(cycle)
+    everywhere = np.arange(len(snapshot), dtype=np.int64)
+    for plugin in framework.pre_scores:
+        plugin.pre_score(cycle, everywhere)
+    cache = EquivalenceCache()
+    results = cache.bind(pod, snapshot, NOW)
+    log = journal(snapshot)
+    rng = np.random.default_rng(3)
+
+    def one_change() -> None:
+        log.pod_added(pod, int(rng.integers(len(snapshot))))
+
+    print(f"{'plugin':<34}{'point':<7}{'full':>10}{'cached':>10}{'1 changed':>11}  (µs)")
+    for plugin in framework.filters:
+        results.filter(plugin, cycle)
+        row = [
+            _micro(lambda p=plugin: p.filter(cycle)),
+            _micro(lambda p=plugin: results.filter(p, cycle)),
+            _micro(lambda p=plugin: results.filter(p, cycle), before=one_change),
+        ]
+        print(f"{plugin.name:<34}{'filter':<7}" + "".join(f"{v:>10.1f}" for v in row))
+    for scored in framework.scores:
+        plugin = scored.plugin
+        results.score(plugin, cycle, everywhere)
+        row = [
+            _micro(lambda p=plugin: p.score(cycle, everywhere)),
+            _micro(lambda p=plugin: results.score(p, cycle, everywhere)),
+            _micro(lambda p=plugin: results.score(p, cycle, everywhere), before=one_change),
+        ]
+        print(f"{plugin.name:<34}{'score':<7}" + "".join(f"{v:>10.1f}" for v in row))
+
+
+def _micro(fn: Callable[[], object], before: Callable[[], None] | None = None) -> float:
+    """Median µs of ``fn`` over 200 runs (``before`` runs untimed ahead of each)."""
+    samples = []
+    for _ in range(200):
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1e6)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods-per-node", type=float, default=10.0)
+    parser.add_argument("--deployments", type=int, default=100)
+    parser.add_argument("--replicas", type=int, default=100)
+    parser.add_argument("--nrt-nodes", type=int, default=250)
+    parser.add_argument("--order", choices=("grouped", "interleaved"), default="grouped")
+    parser.add_argument("--skip-uncached", action="store_true")
+    parser.add_argument("--per-plugin", action="store_true", help="time each plugin, then stop")
+    args = parser.parse_args()
+
+    snapshot = cluster(args)
+    bound = sum(len(p) for p in snapshot.pods_on_node)
+    print(f"cluster: {len(snapshot)} nodes, {bound} bound pods, {len(snapshot.topologies)} NRTs")
+    pods = timed("expand and parse the workload", lambda: workload(args))
+    engine = Engine(load_configuration(EXTENDED_PROFILE))
+    if args.per_plugin:
+        engine.evaluate(pods[0], snapshot, NOW)
+        per_plugin(engine, snapshot, pods)
+        return
+    copies = timed("copy the snapshot twice", lambda: (snapshot.copy(), snapshot.copy()))
+    cached = run(engine, copies[0], pods, cache=True)
+    print(f"cache: {cached.cache}")
+    if not args.skip_uncached:
+        uncached = run(engine, copies[1], pods, cache=False)
+        same = all(
+            a.node == b.node and a.reason == b.reason
+            for a, b in zip(cached.placements, uncached.placements, strict=True)
+        )
+        print(f"speed-up {uncached.seconds / cached.seconds:.2f}x, same decisions: {same}")
+        if not same:
+            raise SystemExit("cached and uncached runs disagree")
+    print(f"peak RSS {peak_rss_mib():.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
