@@ -330,7 +330,28 @@ class NodeResourcesFit(Plugin):
         return self._fits(cycle, slice(None), len(cycle.snapshot))
 
     def filter_nodes(self, cycle: Cycle, nodes: IntArray) -> FilterResult:
+        if len(nodes) <= FEW_NODES:  # a cache recomputing a few nodes: no array set-up
+            return FilterResult.from_statuses(self._fits_node(cycle, int(i)) for i in nodes)
         return self._fits(cycle, nodes, len(nodes))
+
+    def _fits_node(self, cycle: Cycle, node: int) -> Status:
+        """:meth:`_fits` on one node, in Python ints."""
+        snap = cycle.snapshot
+        pods_column = snap.resource_index["pods"]
+        reasons = []
+        if snap.requested[node, pods_column] + 1 > snap.allocatable[node, pods_column]:
+            reasons.append("Too many pods")
+        hopeless = False
+        for name in self._checked_resources(cycle):
+            column = snap.resource_index[name]
+            want = int(cycle.request[column])
+            allocatable = int(snap.allocatable[node, column])
+            if want > allocatable - int(snap.requested[node, column]):
+                reasons.append(f"Insufficient {name}")
+                hopeless = hopeless or want > allocatable
+        if not reasons:
+            return SUCCESS
+        return unresolvable(*reasons) if hopeless else unschedulable(*reasons)
 
     def _fits(self, cycle: Cycle, rows: slice | IntArray, n: int) -> FilterResult:
         """``fitsRequest`` on the ``rows`` nodes: every insufficient resource is reported, in

@@ -88,7 +88,7 @@ def nodes(draw: st.DrawFn, index: int) -> dict[str, Any]:
         allocatable["example.com/gpu"] = draw(st.integers(0, 2))
     annotations = {}
     if draw(st.integers(0, 3)) == 0:
-        annotations[LIMIT_RATIO] = json.dumps({"cpu": draw(st.sampled_from([100, 150, 300]))})
+        annotations[LIMIT_RATIO] = json.dumps({"cpu": draw(st.sampled_from([100, 150, 300, "x%"]))})
     if draw(st.integers(0, 3)) == 0:
         annotations[THRESHOLDS] = json.dumps({"usageThresholds": {"cpu": 50}})
     taints = (

@@ -89,7 +89,28 @@ class LimitAware(Plugin):
         return self._filter(cycle, slice(None), len(cycle.snapshot))
 
     def filter_nodes(self, cycle: Cycle, nodes: IntArray) -> FilterResult:
+        if len(nodes) <= FEW_NODES:  # a cache recomputing a few nodes: no array set-up
+            return FilterResult.from_statuses(self._filter_node(cycle, int(n)) for n in nodes)
         return self._filter(cycle, nodes, len(nodes))
+
+    def _filter_node(self, cycle: Cycle, node: int) -> Status:
+        """:meth:`_filter` on one node, in Python ints."""
+        if any(ref.get("kind") == "DaemonSet" for ref in cycle.pod.owner_references):
+            return SUCCESS
+        ratios = self.ratios(cycle.snapshot)
+        if ratios.error_ids[node] >= 0:
+            return error(ratios.error_messages[int(ratios.error_ids[node])])
+        limits = self.pod_limits(cycle)
+        if limits.empty:
+            return SUCCESS
+        totals = self.totals(cycle.snapshot)
+        reasons = []
+        for name in (*BASE_RESOURCES, *sorted(limits.scalars)):
+            listed, capacity = ratios.capacity(name)
+            free = int(capacity[node]) - int(totals.column(RAW, name)[node])
+            if listed[node] and limits.raw[name] > free:
+                reasons.append(f"Insufficient {name} limit")
+        return unschedulable(*reasons) if reasons else SUCCESS
 
     def _filter(self, cycle: Cycle, rows: slice | IntArray, n: int) -> FilterResult:
         """Filter on the ``rows`` nodes (``n`` of them)."""
