@@ -3,6 +3,7 @@
 Run outside the test suite:
     .venv/bin/python -m benchmarks.simulation [--nodes 5000] [--pods-per-node 10]
         [--deployments 100] [--replicas 100] [--nrt-nodes 250] [--order grouped|interleaved]
+        [--skip-uncached] [--per-plugin]
 
 Builds a synthetic cluster (default 5,000 nodes, 50,000 bound pods), expands the Deployments
 into pods, and places them one after another with the default profile plus LoadAwareScheduling,
@@ -10,6 +11,9 @@ LimitAware and NodeResourceTopologyMatch, every node evaluated for every pod: on
 cache, once without, each on its own copy of the snapshot. Both runs must make the same
 decisions. Prints placements per second, the speed-up, cache statistics and the peak resident
 memory of the process (``getrusage``; it includes building the cluster and both copies).
+``--per-plugin`` instead times each plugin on every node against the cache's answer (nothing
+changed, and one node changed), which decides where caching is worth it. Results and the machine
+they were measured on: docs/benchmarks.md.
 """
 
 from __future__ import annotations
