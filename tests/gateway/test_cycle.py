@@ -8,8 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 
 from policy.engine import clear_caches, snapshot_for
 from policy.gateway.connection import MERGE_PATCH, Connection
@@ -18,9 +17,12 @@ from policy.models import Cluster, ClusterSnapshot, PlacementDecision, SyncJob
 from scoring.plugins.loadaware.args import LoadAwareArgs
 from scoring.plugins.loadaware.thresholds import NodeThresholds
 from tests.gateway.kubeserver import Json, KubeServer
-from tests.sync.worker import Worker, wait_for, workers  # noqa: F401 (fixture)
-
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+from tests.sync.worker import (  # noqa: F401 (fixtures)
+    Worker,
+    committed_db,
+    wait_for,
+    workers,
+)
 
 
 def finished(api_client: Any, job_id: int, timeout: float = 90) -> dict[str, Any]:
@@ -48,6 +50,7 @@ def effective_cpu_threshold(cluster: Cluster, node: str) -> tuple[float, str]:
 
 
 def test_full_cycle_through_the_api_and_a_worker(
+    committed_db: None,  # noqa: F811
     kube: KubeServer,
     seeded: list[Json],
     admin: Connection,
@@ -55,10 +58,10 @@ def test_full_cycle_through_the_api_and_a_worker(
     unique: Callable[[str], str],
     workers: Callable[[], Worker],  # noqa: F811
     api_client: Any,
-    make_user: Callable[..., User],
 ) -> None:
     nodes = scratch_nodes(2)
-    operator = make_user("otto", "operator")
+    operator = User.objects.create_user(unique("otto"))
+    operator.groups.add(Group.objects.get(name="operator"))
     cluster = Cluster.objects.create(
         name=unique("cycle"),
         kind="kubeconfig",

@@ -25,7 +25,12 @@ from policy.services import sync as sync_services
 from policy.sync import appliers, jobs
 from tests.gateway.faultproxy import FaultProxy, matching
 from tests.gateway.kubeserver import Json, KubeServer
-from tests.sync.worker import Worker, wait_for, workers  # noqa: F401 (fixture)
+from tests.sync.worker import (  # noqa: F401 (fixtures)
+    Worker,
+    committed_db,
+    wait_for,
+    workers,
+)
 
 WANT = json.dumps({"usageThresholds": {"cpu": 44}}, separators=(",", ":"))
 
@@ -188,8 +193,8 @@ def blocked() -> Iterator[tuple[threading.Event, threading.Event]]:
     release.set()
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_a_worker_killed_mid_push_leaves_no_half_written_state(
+    committed_db: None,  # noqa: F811
     cluster: Cluster,
     proxy: FaultProxy,
     admin: Connection,

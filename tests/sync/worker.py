@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 
 from config.celery import app
 from tests.policy.test_celery_worker import require_broker
@@ -68,8 +68,54 @@ class Worker:
         return output or ""
 
 
+def _restore_initial_data() -> None:
+    """Put back what the migrations created (content types, role groups) with their original
+    ids, if a transactional test's flush removed it: pytest-django runs tests without a
+    ``django_db`` mark last, after those flushes."""
+    from django.contrib.auth.models import Group
+    from django.contrib.contenttypes.models import ContentType
+    from django.core import serializers
+
+    original = getattr(connection, "_test_serialized_contents", None)
+    if original and not (ContentType.objects.exists() and Group.objects.exists()):
+        for item in serializers.deserialize("json", original):
+            try:
+                with transaction.atomic():
+                    item.save()
+            except IntegrityError:  # already there (perhaps recreated under another id)
+                pass
+    ContentType.objects.clear_cache()
+
+
 @pytest.fixture
-def workers(transactional_db: None) -> Iterator[Callable[[], Worker]]:
+def committed_db(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+    """The test database in autocommit, so a worker process sees what the test writes.
+
+    Not ``transactional_db``: its flush afterwards would drop the data migrations' rows
+    (role groups, content types) other tests rely on. What the test created is deleted
+    instead: clusters (with everything that hangs off them), users and change-log rows.
+    """
+    from django.contrib.auth.models import User
+
+    from policy.models import AuthorizationFailure, Cluster, PolicyChange
+
+    def newest(model: Any) -> int:
+        return int(model.objects.order_by("-pk").values_list("pk", flat=True).first() or 0)
+
+    with django_db_blocker.unblock():
+        _restore_initial_data()
+        marks = {
+            model: newest(model) for model in (Cluster, User, PolicyChange, AuthorizationFailure)
+        }
+        try:
+            yield
+        finally:
+            for model in (PolicyChange, AuthorizationFailure, Cluster, User):
+                model.objects.filter(pk__gt=marks[model]).delete()
+
+
+@pytest.fixture
+def workers(committed_db: None) -> Iterator[Callable[[], Worker]]:
     """Start workers (each call one more) consuming a queue of this test; tasks sent by the
     test process go to that queue too. Needs PostgreSQL (the worker shares the test
     database) and a broker."""
