@@ -8,6 +8,7 @@ import django_filters
 import yaml
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status, viewsets
+from rest_framework.exceptions import NotFound
 from rest_framework.generics import get_object_or_404
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
@@ -105,6 +106,15 @@ class DecisionPagination(CursorPagination):
     page_size = 50
     page_size_query_param = "limit"
     max_page_size = 500
+
+    def decode_cursor(self, request: Request) -> Any:
+        """A cursor that does not decode is bad input (400 naming ``cursor``), not a 404."""
+        try:
+            return super().decode_cursor(request)
+        except NotFound:
+            raise serializers.ValidationError(
+                {self.cursor_query_param: [self.invalid_cursor_message]}
+            ) from None
 
 
 class DecisionViewSet(viewsets.ReadOnlyModelViewSet[PlacementDecision]):

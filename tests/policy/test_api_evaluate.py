@@ -171,3 +171,10 @@ def test_evaluation_uses_the_clusters_configuration_and_records_its_version(
         api_client, demo_snapshot, {"pod": pod, "configuration": body["configuration"] + 1}
     )
     assert stale.status_code == 400 and "configuration" in stale.json()
+
+
+def test_a_bad_cursor_is_a_400_naming_it(api_client: Any, viewer: User) -> None:
+    api_client.force_login(viewer)
+    response = api_client.get("/api/v1/decisions/", {"cursor": "not-a-cursor"})
+    assert response.status_code == 400
+    assert "cursor" in response.json()
