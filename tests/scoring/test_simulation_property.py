@@ -37,8 +37,8 @@ THRESHOLDS = "scheduling.koordinator.sh/usage-thresholds"
 
 
 def _config(fit: str) -> Engine:
-    plugins = [{"name": n} for n in ("LoadAwareScheduling", "LimitAware")]
-    plugins.append({"name": "NodeResourceTopologyMatch"})
+    names = ("LoadAwareScheduling", "LimitAware", "NodeResourceTopologyMatch")
+    plugins = [{"name": name} for name in names]
     return Engine(
         load_configuration(
             {
