@@ -70,13 +70,6 @@ class ClusterSerializer(serializers.HyperlinkedModelSerializer[Cluster]):
         return SnapshotCountsSerializer(latest).data if latest else None
 
 
-class ClusterSyncSerializer(serializers.Serializer[Any]):
-    cluster = serializers.IntegerField()
-    task = serializers.CharField()
-    task_id = serializers.CharField()
-    status = serializers.CharField()
-
-
 class ApiTokenSerializer(serializers.ModelSerializer[ApiToken]):
     class Meta:
         model = ApiToken
