@@ -43,7 +43,7 @@ class _LRU(OrderedDict[K, V]):
             return value
 
 
-_snapshots: _LRU[int, Snapshot] = _LRU(size=3)
+_snapshots: _LRU[tuple[int, str], Snapshot] = _LRU(size=3)
 _engines: _LRU[str, Engine] = _LRU(size=16)
 
 
@@ -60,7 +60,13 @@ def snapshot_for(stored: ClusterSnapshot) -> Snapshot:
         objects = ClusterSnapshot.snapshots.values_list("objects", flat=True).get(pk=stored.pk)
         return Snapshot.from_objects(objects, warn=lambda _: None)
 
-    return _snapshots.get_or_build(stored.pk, build)
+    return _snapshots.get_or_build(snapshot_key(stored), build)
+
+
+def snapshot_key(stored: ClusterSnapshot) -> tuple[int, str]:
+    """Cache key of a stored snapshot: its id plus creation time, since SQLite reuses the ids
+    of deleted rows and a cache keyed by id alone could serve another snapshot's objects."""
+    return (stored.pk, stored.created.isoformat())
 
 
 def engine_for(document: Mapping[str, Any] | None) -> Engine:

@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404
 
 from policy import evaluation
 from policy.choices import ClusterKind
-from policy.engine import document_digest, engine_for, snapshot_for
+from policy.engine import document_digest, engine_for, snapshot_for, snapshot_key
 from policy.models import Cluster, ClusterSnapshot
 from policy.ui.loadaware import PLUGIN, ClusterLoad, cluster_load, default_plugin
 from scoring.errors import ConfigurationInvalid, InputError
@@ -162,7 +162,7 @@ def loadaware_source(cluster: Cluster, profile: str | None = None) -> LoadAwareS
 
 def load_of(stored: ClusterSnapshot, source: LoadAwareSource) -> ClusterLoad:
     """Every node's LoadAware view of ``stored`` (cached per snapshot, configuration, profile)."""
-    key = (stored.pk, source.digest, source.profile)
+    key = (snapshot_key(stored), source.digest, source.profile)
 
     def build() -> ClusterLoad:
         return cluster_load(
