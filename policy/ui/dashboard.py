@@ -7,8 +7,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from policy.ui.charts import Bin
 from policy.ui.loadaware import RESOURCES, NodeLoad
-from policy.ui.svg import Bin
 
 SORT_KEYS = (
     "name",
@@ -157,6 +157,11 @@ def state_counts(nodes: Sequence[NodeLoad]) -> dict[str, int]:
     return {state: sum(1 for n in nodes if _matches_state(n, state)) for state in STATES}
 
 
+def band_index(percent: int) -> int:
+    """The histogram bar a load of ``percent`` falls in."""
+    return min(max(percent, 0) // BAND_WIDTH, 100 // BAND_WIDTH)
+
+
 def histogram(
     nodes: Sequence[NodeLoad], resource: str, href: Callable[[Band], str]
 ) -> tuple[list[Bin], int]:
@@ -180,5 +185,6 @@ def histogram(
     for k in range(count):
         low = k * BAND_WIDTH
         band = Band(resource, low, None if k == count - 1 else low + BAND_WIDTH)
-        bins.append(Bin(band.label, ok[k], over[k], href(band)))
+        axis = f"{low}%" if band.high is not None else f">{low}%"
+        bins.append(Bin(band.label, ok[k], over[k], href(band), axis))
     return bins, unmeasured

@@ -17,8 +17,8 @@ from policy.choices import DecisionOutcome, Role
 from policy.models import Cluster, PlacementDecision
 from policy.roles import can_edit_policy, role_required
 from policy.snapshots import summarize
+from policy.ui import charts
 from policy.ui import dashboard as board
-from policy.ui import svg
 from policy.ui.explain import loadaware_lines, metric_line
 from policy.ui.links import edit_links
 from policy.ui.node import node_detail as present_node
@@ -120,34 +120,31 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 
 def _charts(request: HttpRequest, load: Any) -> list[dict[str, Any]]:
-    charts = []
+    out = []
     for resource in ("cpu", "memory"):
         bins, unmeasured = board.histogram(
             load.rows, resource, lambda band: _href(request, band=str(band))
         )
         threshold = load.args.thresholds.get(resource, 0)
-        steps = len(bins)
         over = load.over(resource)
         label = (
             f"{resource} load of {load.nodes - unmeasured} nodes in {board.BAND_WIDTH}% bands; "
             f"{over} above their threshold"
         )
-        charts.append(
+        out.append(
             {
                 "resource": resource,
                 "over": over,
                 "unmeasured": unmeasured,
-                "svg": svg.histogram(
+                "threshold": threshold,
+                "svg": charts.histogram(
                     bins,
                     label=label,
-                    marker=(threshold / board.BAND_WIDTH) / steps if threshold else None,
-                    marker_label=f"{threshold}% args threshold" if threshold else "",
-                    axis=[(k / steps, f"{k * board.BAND_WIDTH}%") for k in range(0, steps - 1, 2)]
-                    + [((steps - 0.5) / steps, ">100%")],
+                    marked=board.band_index(threshold) if threshold else None,
                 ),
             }
         )
-    return charts
+    return out
 
 
 def _trends(cluster: Cluster) -> dict[str, Any]:
@@ -172,7 +169,7 @@ def _trends(cluster: Cluster) -> dict[str, Any]:
                     "label": label,
                     "first": values[0],
                     "last": values[-1],
-                    "svg": svg.sparkline(
+                    "svg": charts.sparkline(
                         values,
                         label=f"{label} over the last {len(values)} snapshots: "
                         f"{values[0]} to {values[-1]}",
@@ -192,9 +189,9 @@ def _trends(cluster: Cluster) -> dict[str, Any]:
         per_day.setdefault(row["day"], {})[row["outcome"]] = row["n"]
     days = [start + timedelta(days=k) for k in range(TREND_DAYS)]
     total = sum(sum(v.values()) for v in per_day.values())
-    decisions = svg.stacked_columns(
+    decisions = charts.stacked_columns(
         [
-            svg.Stack(
+            charts.Stack(
                 day.strftime("%m-%d"),
                 [
                     (outcome, per_day.get(day, {}).get(outcome, 0))

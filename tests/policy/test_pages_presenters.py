@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from policy.ui import charts
 from policy.ui import format as fmt
-from policy.ui import svg
 from policy.ui.dashboard import Band, NodeQuery, histogram, select, sort_nodes
 from policy.ui.decision import decision_view
 from policy.ui.loadaware import cluster_load, default_plugin
@@ -34,18 +34,32 @@ def test_formats() -> None:
     assert fmt.ratio(1, 3) == 33.3 and fmt.ratio(1, 0) is None
 
 
-def test_svg_escapes_text() -> None:
-    chart = svg.histogram(
-        [svg.Bin("<b>", 1, 2, href='?x="1"&y')], label="a & b", marker=0.5, marker_label="<t>"
+def test_charts_escape_text_and_title_every_value() -> None:
+    chart = charts.histogram(
+        [charts.Bin("<b>", 1, 2, href='?x="1"&y'), charts.Bin("c", 0, 0, href="?z")],
+        label="a & b",
+        marked=0,
     )
-    assert "<b>" not in chart and "&lt;b&gt;" in chart and "a &amp; b" in chart
-    assert 'href="?x=&quot;1&quot;&amp;y"' in chart and "&lt;t&gt;" in chart
-    assert "3 nodes (2 above their threshold)" in chart
-    assert svg.sparkline([], label="x") == ""
-    line = svg.sparkline([1, 3, 2], label="trend <x>")
-    assert "<polyline" in line and "trend &lt;x&gt;" in line
-    columns = svg.stacked_columns([svg.Stack("d1", [("scheduled", 2), ("error", 1)])], label="l")
-    assert 'class="scheduled"' in columns and "2 scheduled, 1 error" in columns
+    assert "<b>" not in chart and "&lt;b&gt;" in chart and 'aria-label="a &amp; b"' in chart
+    assert 'href="?x=&quot;1&quot;&amp;y"' in chart and "▲&lt;b&gt;" in chart
+    assert "<title>&lt;b&gt;: 3 nodes (2 above their threshold)</title>" in chart
+    assert 'href="?z"' not in chart  # an empty bar links nowhere
+    assert "<script" not in chart and "kozea.github.io" not in chart  # no remote script
+    assert charts.sparkline([], label="x") == ""
+    line = charts.sparkline([1, 3, 2], label="trend <x>")
+    assert 'class="spark pygal-chart"' in line and "trend &lt;x&gt;" in line
+    columns = charts.stacked_columns(
+        [charts.Stack("d1", [("scheduled", 2), ("error", 1)])], label="l"
+    )
+    assert "<title>d1: 2 scheduled, 1 error</title>" in columns
+    assert ">scheduled</text>" in columns  # the legend names the series
+
+
+def test_count_axis_ticks_are_whole_numbers() -> None:
+    assert charts._count_ticks(0) == [0, 1]
+    assert charts._count_ticks(3) == [0, 1, 2, 3]
+    assert charts._count_ticks(12) == [0, 5, 10, 15]
+    assert charts._count_ticks(4999) == [0, 1000, 2000, 3000, 4000, 5000]
 
 
 def test_bands() -> None:

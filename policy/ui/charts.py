@@ -1,0 +1,244 @@
+"""Charts drawn with pygal on the server: SVG that needs no JavaScript to be read.
+
+pygal's interactive tooltips need its script from a CDN, so it is left out (``js=[]``, and the
+inline config for it dropped, which also keeps pages within a strict CSP): each
+value's label becomes an SVG ``<title>`` instead (the browser's own tooltip, read by screen
+readers), the root gets ``role="img"`` and an ``aria-label`` summary, and colours follow the
+stylesheet's palette. pygal escapes all text it is given.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pygal
+from django.utils.safestring import SafeString, mark_safe
+from pygal.style import Style
+
+# Series colours by meaning (the stylesheet's swatches use the same).
+COLOURS = {
+    "ok": "#4a7fd0",
+    "scheduled": "#4a7fd0",
+    "over": "#d0574e",
+    "unschedulable": "#d0574e",
+    "error": "#e0a100",
+    "a": "#4a7fd0",
+    "b": "#e08a2c",
+    "line": "#1f5fbf",
+}
+FONT = 'system-ui, -apple-system, "Segoe UI", sans-serif'
+
+
+def _style(colours: Sequence[str]) -> Style:
+    return Style(
+        background="transparent",
+        plot_background="transparent",
+        foreground="#1d2430",
+        foreground_strong="#1d2430",
+        foreground_subtle="#d9dee5",
+        colors=tuple(colours),
+        font_family=FONT,
+        label_font_size=11,
+        major_label_font_size=11,
+        legend_font_size=12,
+        value_font_size=11,
+        title_font_size=13,
+        opacity="1",
+        opacity_hover="0.8",
+        transition="0s",
+    )
+
+
+def _options(colours: Sequence[str], **extra: Any) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "style": _style(colours),
+        "js": [],
+        "disable_xml_declaration": True,
+        "explicit_size": False,
+        "show_y_guides": True,
+        "print_values": False,
+        "legend_at_bottom": True,
+        "truncate_legend": -1,
+        "margin": 6,
+    }
+    options.update(extra)
+    return options
+
+
+def _finish(chart: Any, label: str, css_class: str = "chart") -> SafeString:
+    """Render ``chart`` with tooltips as ``<title>``s and an accessible root element."""
+    tree: ET.Element = chart.render_tree()
+    tree.set("class", f"{css_class} pygal-chart")
+    tree.set("role", "img")
+    tree.set("aria-label", label)
+    # pygal titles an untitled chart "Pygal"; the summary says more.
+    for old in tree.findall("title"):
+        tree.remove(old)
+    title = ET.Element("title")
+    title.text = label
+    tree.insert(0, title)
+    for parent in tree.iter():
+        for child in list(parent):
+            if child.tag == "script":  # pygal.js's config; that script is not loaded
+                parent.remove(child)
+            elif child.tag == "desc" and child.get("class") == "label" and child.text:
+                tip = ET.Element("title")
+                tip.text = child.text
+                parent.insert(0, tip)
+                if parent.tag == "a":
+                    parent.set("aria-label", child.text)
+    return mark_safe(ET.tostring(tree, encoding="unicode"))
+
+
+def _count_ticks(highest: float) -> list[int]:
+    """About five whole-number ticks from 0 up to at least ``highest`` (counts of things)."""
+    top = max(math.ceil(highest), 1)
+    magnitude = 1
+    while True:
+        for step in (magnitude, 2 * magnitude, 5 * magnitude):
+            if top / step <= 5:
+                return list(range(0, math.ceil(top / step) * step + 1, step))
+        magnitude *= 10
+
+
+def _value(count: int, tip: str, href: str = "") -> dict[str, Any]:
+    value: dict[str, Any] = {"value": count, "label": tip}
+    if href and count:
+        value["xlink"] = {"href": href, "target": "_self"}
+    return value
+
+
+@dataclass(frozen=True)
+class Bin:
+    """One histogram bar: nodes within their threshold (``ok``) and above it (``over``)."""
+
+    label: str
+    ok: int
+    over: int
+    href: str = ""
+    axis: str = ""  # the short axis label (default: ``label``)
+
+    @property
+    def total(self) -> int:
+        return self.ok + self.over
+
+
+def _nodes(n: int) -> str:
+    return f"{n} node{'s' if n != 1 else ''}"
+
+
+def histogram(bins: Sequence[Bin], *, label: str, marked: int | None = None) -> SafeString:
+    """Nodes per band, stacked within / above their threshold; every bar links to its nodes.
+
+    The axis label of bin ``marked`` is emphasised with a ▲ (e.g. the band the args threshold
+    falls in).
+    """
+    labels = [
+        f"▲{b.axis or b.label}" if k == marked else b.axis or b.label for k, b in enumerate(bins)
+    ]
+    chart = pygal.StackedBar(
+        **_options(
+            [COLOURS["ok"], COLOURS["over"]],
+            x_labels=labels,
+            x_labels_major=[labels[marked]] if marked is not None else [],
+            show_minor_x_labels=len(bins) <= 12,
+            x_label_rotation=0 if len(bins) <= 12 else 35,
+            y_labels=_count_ticks(max((b.total for b in bins), default=0)),
+            height=240,
+            width=560,
+        )
+    )
+
+    def tip(b: Bin) -> str:
+        text = f"{b.label}: {_nodes(b.total)}"
+        return text + (f" ({b.over} above their threshold)" if b.over else "")
+
+    chart.add("within threshold", [_value(b.ok, tip(b), b.href) for b in bins])
+    chart.add("above threshold", [_value(b.over, tip(b), b.href) for b in bins])
+    return _finish(chart, label)
+
+
+def sparkline(values: Sequence[float], *, label: str) -> SafeString:
+    """A small line over ``values`` (oldest first)."""
+    if not values:
+        return mark_safe("")
+    chart = pygal.Line(
+        **_options(
+            [COLOURS["line"]],
+            show_legend=False,
+            show_x_labels=False,
+            show_y_labels=False,
+            show_y_guides=False,
+            show_dots=False,
+            height=50,
+            width=200,
+            margin=2,
+            spacing=0,
+        )
+    )
+    chart.add("", list(values))
+    return _finish(chart, label, "spark")
+
+
+@dataclass(frozen=True)
+class Stack:
+    """One column of a stacked bar chart: a label and (series, count) segments."""
+
+    label: str
+    segments: Sequence[tuple[str, int]]
+
+
+def stacked_columns(columns: Sequence[Stack], *, label: str) -> SafeString:
+    """Columns of stacked segments (e.g. decisions per day by outcome)."""
+    series = [name for name, _ in columns[0].segments] if columns else []
+    chart = pygal.StackedBar(
+        **_options(
+            [COLOURS.get(name, COLOURS["line"]) for name in series],
+            x_labels=[c.label for c in columns],
+            x_label_rotation=0 if len(columns) <= 8 else 35,
+            y_labels=_count_ticks(max((sum(n for _, n in c.segments) for c in columns), default=0)),
+            height=220,
+            width=620,
+        )
+    )
+    for k, name in enumerate(series):
+        values = []
+        for column in columns:
+            n = column.segments[k][1]
+            total = ", ".join(f"{m} {s}" for s, m in column.segments if m) or "none"
+            values.append(_value(n, f"{column.label}: {total}"))
+        chart.add(name, values)
+    return _finish(chart, label)
+
+
+def compared_bars(
+    categories: Sequence[str],
+    series: Sequence[tuple[str, Sequence[float]]],
+    *,
+    label: str,
+    unit: str = "",
+    height: int = 240,
+) -> SafeString:
+    """Side-by-side bars: one series per compared run (first blue, second orange)."""
+    chart = pygal.Bar(
+        **_options(
+            [COLOURS["a"], COLOURS["b"]],
+            x_labels=list(categories),
+            x_label_rotation=0 if len(categories) <= 12 else 35,
+            height=height,
+            width=560,
+        )
+    )
+    for name, values in series:
+        chart.add(
+            name,
+            [
+                {"value": v, "label": f"{name}, {c}: {v:g}{unit}"}
+                for c, v in zip(categories, values, strict=True)
+            ],
+        )
+    return _finish(chart, label)
