@@ -8,14 +8,18 @@ utilization after placement; with two runs, the pods whose node differs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from scoring.engine import Engine
 from scoring.objects import Pod
-from scoring.simulation.metrics import reported_resources, utilization
+from scoring.simulation.metrics import (
+    reported_resources,
+    requested_distribution,
+    utilization,
+)
 from scoring.simulation.simulator import SimulationRun, simulate
 from scoring.snapshot import Snapshot
 
@@ -38,19 +42,31 @@ def what_if(
     configurations: Sequence[tuple[str, Engine]],
     *,
     use_cache: bool = True,
+    progress: Callable[[int], None] | None = None,
 ) -> list[SimulationRun]:
     """Place ``pods`` under each ``(label, engine)`` on its own copy of ``snapshot``.
 
     Every pod is routed in every configuration before anything is placed, so a missing profile
-    is reported before any work is done.
+    is reported before any work is done. ``progress`` gets the pods done over all runs (of
+    ``len(pods) * len(configurations)``).
     """
     for _, engine in configurations:
         for pod in pods:
             engine.framework_for(pod)
-    return [
-        simulate(engine, snapshot.copy(), pods, now, use_cache=use_cache, label=label)
-        for label, engine in configurations
-    ]
+    runs = []
+    for k, (label, engine) in enumerate(configurations):
+        offset = k * len(pods)
+        step = None if progress is None else _offset(progress, offset)
+        runs.append(
+            simulate(
+                engine, snapshot.copy(), pods, now, use_cache=use_cache, label=label, progress=step
+            )
+        )
+    return runs
+
+
+def _offset(progress: Callable[[int], None], offset: int) -> Callable[[int], None]:
+    return lambda done: progress(offset + done)
 
 
 def differences(base: SimulationRun, other: SimulationRun) -> list[Difference]:
@@ -74,6 +90,11 @@ def run_report(run: SimulationRun, resources: list[str]) -> dict[str, Any]:
             for p in run.placements
         ],
         "utilization": {name: entry.to_dict() for name, entry in usage.items()},
+        "distribution": {
+            name: requested_distribution(run.snapshot, name)
+            for name in resources
+            if name in run.snapshot.resource_index
+        },
         "seconds": round(run.seconds, 3),
         "cache": None if run.cache is None else run.cache.to_dict(),
     }

@@ -8,6 +8,8 @@ Per resource (cpu and memory, plus extended resources the workload requests):
   plugin judges it, measured NodeMetric usage plus the estimates of recently placed pods, is
   above the node's effective threshold (args, or the node's ``usage-thresholds`` annotation),
   i.e. nodes its Filter would now reject even for a pod estimated at zero;
+- ``distribution``: nodes per 10% band of requested / allocatable (the last band: 100% and
+  more), for charts;
 - ``limitOversubscribed``: nodes whose pods' summed limits exceed allocatable. A container
   without a limit counts its request, as Koordinator's LimitAware does (``max(limit, request)``
   per container, koordinator pkg/scheduler/plugins/limitaware/util.go).
@@ -98,6 +100,21 @@ def utilization(
             limit_oversubscribed=oversubscribed[name],
         )
     return out
+
+
+DISTRIBUTION_BAND = 10  # percent per band of :func:`requested_distribution`
+
+
+def requested_distribution(snapshot: Snapshot, resource: str) -> list[int]:
+    """Nodes per 10% band of requested / allocatable ``resource`` (``[0, 10)`` … ``[90, 100)``,
+    then one band for 100% and above), over the nodes that have the resource."""
+    column = snapshot.resource_index[resource]
+    allocatable = snapshot.allocatable[:, column]
+    has = allocatable > 0
+    percent = snapshot.requested[has, column] / allocatable[has] * 100.0
+    bands = 100 // DISTRIBUTION_BAND
+    index = np.minimum(percent // DISTRIBUTION_BAND, bands).astype(np.int64)
+    return [int(n) for n in np.bincount(index, minlength=bands + 1)]
 
 
 def over_threshold(engine: Engine, snapshot: Snapshot, now: datetime) -> dict[str, int] | None:

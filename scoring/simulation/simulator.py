@@ -11,7 +11,7 @@ plugin states) before the next pod is evaluated; a pod that fits nowhere keeps k
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -62,11 +62,13 @@ def simulate(
     use_cache: bool = True,
     label: str = "",
     cache: EquivalenceCache | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> SimulationRun:
     """Place ``pods`` in order onto ``snapshot`` (mutated: copy it first to keep the original).
 
     ``use_cache`` switches the equivalence-class cache (results are identical either way);
-    ``cache`` passes one in, e.g. to keep it across calls on the same snapshot.
+    ``cache`` passes one in, e.g. to keep it across calls on the same snapshot. ``progress``
+    is called with the number of pods done after each one (it may raise to stop the run).
     """
     frameworks = [engine.framework_for(pod) for pod in pods]
     if use_cache and cache is None:
@@ -83,9 +85,11 @@ def simulate(
             node = decision.selected_index
             if node is None:
                 placements.append(Placement(pod, framework.name, None, decision.summary()))
-                continue
-            framework.reserve(decision)
-            placements.append(Placement(pod, framework.name, snapshot.node_names[node], None))
+            else:
+                framework.reserve(decision)
+                placements.append(Placement(pod, framework.name, snapshot.node_names[node], None))
+            if progress is not None:
+                progress(len(placements))
     seconds = time.perf_counter() - start
     stats = None if results is None else results.stats
     return SimulationRun(label, engine, snapshot, now, placements, seconds, stats)

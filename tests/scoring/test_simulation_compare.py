@@ -147,3 +147,34 @@ def test_the_report_has_the_contract_shape(runs: int) -> None:
     assert set(first["utilization"]["cpu"]) >= {"mean", "stddev", "max", "overThreshold"}
     assert ("differences" in report) == (runs == 2)
     json.dumps(report)  # serializable as is
+
+
+def test_distribution_counts_nodes_per_ten_percent_band_of_requests() -> None:
+    run = what_if(cluster(), pods(3, 1000), NOW, [("pack", engine("MostAllocated"))])[0]
+    report = simulation_report([run])["runs"][0]
+    # n0 holds 3 of 4 cores (75%), n1 and n2 nothing; memory 3 GiB of 8 (37.5%).
+    assert report["distribution"]["cpu"] == [2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]
+    assert report["distribution"]["memory"] == [2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]
+
+
+def test_a_full_node_lands_in_the_last_band() -> None:
+    run = what_if(cluster(), pods(4, 1000), NOW, [("pack", engine("MostAllocated"))])[0]
+    cpu = simulation_report([run])["runs"][0]["distribution"]["cpu"]
+    assert cpu[-1] == 1 and sum(cpu) == 3
+
+
+def test_progress_counts_pods_over_every_configuration_and_can_stop_the_run() -> None:
+    seen: list[int] = []
+    configurations = [("a", engine("LeastAllocated")), ("b", engine("MostAllocated"))]
+    what_if(cluster(), pods(3, 100), NOW, configurations, progress=seen.append)
+    assert seen == [1, 2, 3, 4, 5, 6]
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_two(done: int) -> None:
+        if done == 2:
+            raise Stop
+
+    with pytest.raises(Stop):
+        what_if(cluster(), pods(3, 100), NOW, configurations, progress=stop_after_two)
