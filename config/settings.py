@@ -206,6 +206,8 @@ CELERY_BEAT_SCHEDULE = {
 
 SNAPSHOT_RETENTION = env_int("SNAPSHOT_RETENTION", 20, minimum=1)
 BROKER_CHECK_TIMEOUT = 2.0
+# Pods one what-if comparison may place (each is placed twice, once per configuration).
+WHATIF_MAX_PODS = env_int("WHATIF_MAX_PODS", 10_000, minimum=1)
 
 LOGGING = {
     "version": 1,

@@ -58,3 +58,28 @@ class ChangeSource(models.TextChoices):
     API = "api", "API (session)"
     TOKEN = "token", "API (token)"
     SYSTEM = "system", "System (command or task)"
+
+
+class WhatIfStatus(models.TextChoices):
+    """Where a what-if comparison is."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class WorkloadSource(models.TextChoices):
+    """What a what-if comparison places."""
+
+    MANIFESTS = "manifests", "Manifests (Pods, Deployments, ReplicaSets, StatefulSets, Jobs)"
+    PENDING = "pending", "The snapshot's pending pods"
+
+
+class ConfigurationSource(models.TextChoices):
+    """Which scheduler configuration one side of a what-if comparison uses."""
+
+    STORED = "stored", "The cluster's stored configuration"
+    DEFAULTS = "defaults", "kube-scheduler's defaults"
+    CUSTOM = "custom", "A KubeSchedulerConfiguration (YAML)"

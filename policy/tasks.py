@@ -9,6 +9,7 @@ from celery import shared_task
 
 from policy import services
 from policy.models import ClusterSnapshot
+from policy.services import whatif
 from policy.snapshots import summarize
 
 logger = logging.getLogger(__name__)
@@ -124,3 +125,13 @@ def recover_sync_jobs() -> list[int]:
     from policy.sync import jobs
 
     return jobs.recover()
+
+
+# --------------------------------------------------------------------------------------------
+# What-if comparisons (policy.services.whatif): the WhatIfRun row is the job.
+
+
+@shared_task(bind=True, acks_late=True)
+def run_what_if(self: Any, run_id: int) -> str | None:
+    """Run what-if comparison ``run_id``; its final status (None: already claimed or gone)."""
+    return whatif.execute(run_id, worker=_worker_name(self))

@@ -77,3 +77,31 @@
     });
   });
 })();
+
+// Elements marked data-poll="URL" follow a background job: the URL is fetched again with the
+// header "X-Partial: status" and the element's content replaced; once the fragment carries
+// data-done, the page is loaded again to show the results. Without JavaScript a link reloads.
+(function () {
+  "use strict";
+  var INTERVAL = 1500;
+
+  function poll(element) {
+    fetch(element.dataset.poll, { headers: { "X-Partial": "status" }, credentials: "same-origin" })
+      .then(function (response) {
+        if (!response.ok) { throw new Error(response.status); }
+        return response.text();
+      })
+      .then(function (html) {
+        element.innerHTML = html;
+        if (element.querySelector("[data-done]")) { window.location.reload(); return; }
+        setTimeout(function () { poll(element); }, INTERVAL);
+      })
+      .catch(function () { setTimeout(function () { poll(element); }, INTERVAL * 4); });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-poll]").forEach(function (element) {
+      setTimeout(function () { poll(element); }, INTERVAL);
+    });
+  });
+})();

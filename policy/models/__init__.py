@@ -9,6 +9,7 @@ from policy.models.nodemetrics import NodeMetricCollectPolicy
 from policy.models.scheduler import SchedulerConfiguration, SchedulerProfile
 from policy.models.thresholds import NodeThresholdPolicy
 from policy.models.tokens import ApiToken
+from policy.models.whatif import WhatIfRun
 
 __all__ = [
     "ApiToken",
@@ -27,4 +28,5 @@ __all__ = [
     "SyncJobKind",
     "SyncJobStatus",
     "SyncJobTrigger",
+    "WhatIfRun",
 ]

@@ -63,6 +63,46 @@ def load_demo_cluster(
         return record_snapshot(cluster, objects, now)
 
 
+def seed_demo_policies(cluster: Cluster) -> bool:
+    """Give a cluster without a scheduler configuration the demo's, recorded in the history as
+    a system change: ``default-scheduler`` spreading with Koordinator's LoadAwareScheduling
+    (its default args), and ``batch-scheduler`` (the demo's batch pods) packing nodes
+    (NodeResourcesFit MostAllocated) under the same LoadAware guard. False when the cluster
+    already has a configuration."""
+    from policy.models import SchedulerConfiguration
+    from policy.services.changes import ChangeContext
+    from policy.services.policies import (
+        LoadAwareArgsService,
+        ProfileService,
+        SchedulerConfigurationService,
+    )
+
+    if SchedulerConfiguration.objects.filter(cluster=cluster).exists():
+        return False
+    ctx = ChangeContext.system()
+    with transaction.atomic():
+        configuration = SchedulerConfigurationService().create({"cluster": cluster}, ctx)
+        load_aware = {"multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}]}}
+        packing = [
+            {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}
+        ]
+        for position, (name, plugin_config) in enumerate(
+            (("default-scheduler", []), ("batch-scheduler", packing))
+        ):
+            profile = ProfileService().create(
+                {
+                    "configuration": configuration,
+                    "position": position,
+                    "scheduler_name": name,
+                    "plugins": load_aware,
+                    "plugin_config": plugin_config,
+                },
+                ctx,
+            )
+            LoadAwareArgsService().create({"profile": profile}, ctx)
+    return True
+
+
 def prune_snapshots(keep: int | None = None) -> int:
     """Delete all but the newest ``keep`` snapshots of every cluster; returns how many went."""
     keep = keep or settings.SNAPSHOT_RETENTION

@@ -28,6 +28,7 @@ COLOURS = {
     "error": "#e0a100",
     "a": "#4a7fd0",
     "b": "#e08a2c",
+    "before": "#aab4c2",
     "line": "#1f5fbf",
 }
 FONT = 'system-ui, -apple-system, "Segoe UI", sans-serif'
@@ -220,24 +221,31 @@ def compared_bars(
     series: Sequence[tuple[str, Sequence[float]]],
     *,
     label: str,
-    unit: str = "",
-    height: int = 240,
+    counts: bool = False,
+    colours: Sequence[str] = ("a", "b"),
+    height: int = 260,
 ) -> SafeString:
-    """Side-by-side bars: one series per compared run (first blue, second orange)."""
+    """Side-by-side bars per category, one series per compared state (``colours`` names the
+    palette entries in series order: baseline blue, candidate orange, "before" grey)."""
+    extra: dict[str, Any] = {}
+    if counts:
+        highest = max((v for _, values in series for v in values), default=0)
+        extra["y_labels"] = _count_ticks(highest)
     chart = pygal.Bar(
         **_options(
-            [COLOURS["a"], COLOURS["b"]],
+            [COLOURS[c] for c in colours],
             x_labels=list(categories),
-            x_label_rotation=0 if len(categories) <= 12 else 35,
+            x_label_rotation=0 if len(categories) <= 6 else 30,
             height=height,
-            width=560,
+            width=620,
+            **extra,
         )
     )
     for name, values in series:
         chart.add(
             name,
             [
-                {"value": v, "label": f"{name}, {c}: {v:g}{unit}"}
+                {"value": v, "label": f"{name}, {c}: {v:g}"}
                 for c, v in zip(categories, values, strict=True)
             ],
         )

@@ -12,6 +12,7 @@ from policy.views.policies import (
     policy_index,
     policy_revert,
 )
+from policy.views.whatif import whatif_cancel, whatif_detail, whatif_list
 
 __all__ = [
     "dashboard",
@@ -29,4 +30,7 @@ __all__ = [
     "policy_index",
     "policy_revert",
     "readyz",
+    "whatif_cancel",
+    "whatif_detail",
+    "whatif_list",
 ]

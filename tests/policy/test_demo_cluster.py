@@ -12,7 +12,8 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from policy import services, tasks
-from policy.models import Cluster, ClusterSnapshot
+from policy.engine import clear_caches, engine_for, snapshot_for
+from policy.models import Cluster, ClusterSnapshot, PolicyChange, SchedulerConfiguration
 from policy.snapshots import summarize
 from tests.conftest import NOW
 
@@ -33,6 +34,26 @@ def test_load_demo_cluster_command_stores_60_nodes() -> None:
     }
     assert len(snapshot.objects) == 60 + 492 + 59 + 4
     assert "60 nodes, 480 bound and 12 pending pods" in out.getvalue()
+
+
+def test_the_command_stores_demo_policies_once_that_serve_every_demo_pod() -> None:
+    clear_caches()
+    out = StringIO()
+    call_command("load_demo_cluster", "--nodes", "8", stdout=out)
+    call_command("load_demo_cluster", "--nodes", "8", stdout=out)
+    configuration = SchedulerConfiguration.objects.get()
+    assert [p.scheduler_name for p in configuration.profiles.all()] == [
+        "default-scheduler",
+        "batch-scheduler",
+    ]
+    assert out.getvalue().count("Stored the demo scheduler configuration") == 1
+    created = PolicyChange.objects.filter(source="system", action="create")
+    assert created.count() == 5  # the configuration, 2 profiles and their LoadAware args
+    engine = engine_for(configuration.to_document())
+    pending = snapshot_for(ClusterSnapshot.snapshots.defer("objects").latest()).pending
+    assert pending and all(engine.framework_for(pod) for pod in pending)
+    call_command("load_demo_cluster", "--name", "bare", "--no-policies", stdout=out)
+    assert not SchedulerConfiguration.objects.filter(cluster__name="bare").exists()
 
 
 def test_loading_again_adds_a_snapshot_to_the_same_cluster() -> None:

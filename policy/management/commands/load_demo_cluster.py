@@ -14,9 +14,19 @@ class Command(BaseCommand):
         parser.add_argument("--name", default=services.DEMO_CLUSTER, help="Cluster name.")
         parser.add_argument("--nodes", type=int, default=60, help="Number of nodes (default 60).")
         parser.add_argument("--seed", type=int, default=7, help="Random seed (default 7).")
+        parser.add_argument(
+            "--no-policies",
+            action="store_true",
+            help="Do not give a cluster without a scheduler configuration the demo's "
+            "(a profile with LoadAwareScheduling and its default args).",
+        )
 
-    def handle(self, *args: Any, name: str, nodes: int, seed: int, **options: Any) -> None:
+    def handle(
+        self, *args: Any, name: str, nodes: int, seed: int, no_policies: bool, **options: Any
+    ) -> None:
         snapshot = services.load_demo_cluster(name=name, nodes=nodes, seed=seed)
+        if not no_policies and services.seed_demo_policies(snapshot.cluster):
+            self.stdout.write("Stored the demo scheduler configuration (LoadAwareScheduling).")
         self.stdout.write(
             self.style.SUCCESS(
                 f"Cluster {name!r}: snapshot {snapshot.pk} with {snapshot.node_count} nodes, "

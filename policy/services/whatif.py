@@ -1,0 +1,376 @@
+"""What-if comparisons (a service): check the inputs, queue the run, run it, cancel it.
+
+A run places a workload on a copy of the cluster's newest snapshot under two scheduler
+configurations (:func:`scoring.simulation.compare.what_if`) and keeps a report small enough
+to store and draw: per side the counts, utilization and its distribution, the most common
+reasons pods found no node; the pods the two sides placed differently (the first
+:data:`MAX_LISTED`). Like evaluations, it runs with "now" set to the snapshot's time.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
+from django.db import transaction
+from django.utils import timezone
+
+from policy.choices import ConfigurationSource, WhatIfStatus, WorkloadSource
+from policy.engine import engine_for, snapshot_for
+from policy.models import Cluster, ClusterSnapshot, SchedulerConfiguration, WhatIfRun
+from scoring.config import validate_configuration
+from scoring.engine import Engine
+from scoring.errors import InputError
+from scoring.loading import flatten, parse_documents
+from scoring.objects import Pod, parse_pod
+from scoring.simulation.compare import differences, what_if
+from scoring.simulation.metrics import (
+    reported_resources,
+    requested_distribution,
+    utilization,
+)
+from scoring.simulation.simulator import SimulationRun
+from scoring.simulation.workload import expand_workload
+from scoring.snapshot import Snapshot
+
+logger = logging.getLogger(__name__)
+
+MAX_WORKLOAD_BYTES = 2 * 1024 * 1024
+MAX_LISTED = 500  # pods placed differently / unschedulable kept per run
+TOP_REASONS = 10
+PROGRESS_INTERVAL = 0.5  # seconds between progress writes
+STALLED_AFTER = 300  # seconds without a heartbeat before a running comparison is stalled
+
+
+class WhatIfInvalid(ValueError):
+    """The inputs cannot be compared; ``errors`` maps each input field to its messages."""
+
+    def __init__(self, errors: Mapping[str, Sequence[str]]) -> None:
+        self.errors = {field: list(messages) for field, messages in errors.items()}
+        super().__init__("; ".join(f"{f}: {m}" for f, ms in self.errors.items() for m in ms))
+
+
+class Cancelled(Exception):
+    """The run was cancelled (or deleted) while it ran."""
+
+
+@dataclass(frozen=True)
+class ConfigurationInput:
+    """One side of the comparison as asked for: a source, YAML for ``custom``, a label."""
+
+    source: str
+    text: str = ""
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class ResolvedConfiguration:
+    source: str
+    label: str
+    document: dict[str, Any] | None  # None: kube-scheduler's defaults
+
+
+def stored_configuration(cluster: Cluster) -> SchedulerConfiguration | None:
+    return SchedulerConfiguration.objects.filter(cluster=cluster).first()
+
+
+def resolve_configuration(
+    cluster: Cluster, wanted: ConfigurationInput, field: str
+) -> ResolvedConfiguration:
+    """The document a side runs with; errors name ``field`` and the configuration field."""
+    label = wanted.label.strip()[:120]
+    if wanted.source == ConfigurationSource.DEFAULTS:
+        return ResolvedConfiguration(wanted.source, label or "kube-scheduler defaults", None)
+    if wanted.source == ConfigurationSource.STORED:
+        stored = stored_configuration(cluster)
+        if stored is None:
+            raise WhatIfInvalid(
+                {field: [f"cluster {cluster.name} has no stored scheduler configuration"]}
+            )
+        return ResolvedConfiguration(
+            wanted.source, label or f"stored configuration v{stored.version}", stored.to_document()
+        )
+    if wanted.source != ConfigurationSource.CUSTOM:
+        raise WhatIfInvalid({field: [f"unknown configuration source {wanted.source!r}"]})
+    return ResolvedConfiguration(wanted.source, label or "custom YAML", _custom(wanted, field))
+
+
+def _custom(wanted: ConfigurationInput, field: str) -> dict[str, Any]:
+    if not wanted.text.strip():
+        raise WhatIfInvalid({field: ["paste a KubeSchedulerConfiguration"]})
+    try:
+        documents = parse_documents(wanted.text, field)
+    except InputError as exc:
+        raise WhatIfInvalid({field: [str(exc)]}) from None
+    if len(documents) != 1 or not isinstance(documents[0], dict):
+        raise WhatIfInvalid({field: ["expected one KubeSchedulerConfiguration object"]})
+    try:
+        _, errors = validate_configuration(documents[0], source_name=field)
+    except InputError as exc:
+        raise WhatIfInvalid({field: [str(exc)]}) from None
+    if errors:
+        raise WhatIfInvalid({field: [f"{e.field}: {e.detail}" for e in errors]})
+    return documents[0]
+
+
+def workload_manifests(
+    source: str, text: str, snapshot: Snapshot | None
+) -> tuple[list[Mapping[str, Any]], list[str]]:
+    """Pod manifests to place (controllers expanded) and warnings; errors name ``workload``."""
+    if source == WorkloadSource.PENDING:
+        if snapshot is None:
+            raise WhatIfInvalid({"workload_source": ["the cluster has no snapshot yet"]})
+        pods = [pod.raw for pod in snapshot.pending]
+        if not pods:
+            raise WhatIfInvalid({"workload_source": ["the snapshot has no pending pods"]})
+        return pods, []
+    if len(text.encode()) > MAX_WORKLOAD_BYTES:
+        raise WhatIfInvalid({"workload": [f"larger than {MAX_WORKLOAD_BYTES // 1024} KiB"]})
+    if not text.strip():
+        raise WhatIfInvalid({"workload": ["paste or upload the workload's manifests"]})
+    warnings: list[str] = []
+    try:
+        objects = list(flatten(parse_documents(text, "workload"), "workload"))
+        manifests = expand_workload(objects, warn=warnings.append)
+    except InputError as exc:
+        raise WhatIfInvalid({"workload": [str(exc)]}) from None
+    if not manifests:
+        raise WhatIfInvalid(
+            {"workload": ["no pods: give Pods, Deployments, ReplicaSets, StatefulSets or Jobs"]}
+        )
+    return manifests, warnings
+
+
+def _pods(manifests: Sequence[Mapping[str, Any]]) -> list[Pod]:
+    limit = settings.WHATIF_MAX_PODS
+    if len(manifests) > limit:
+        raise WhatIfInvalid(
+            {"workload": [f"{len(manifests)} pods; at most {limit} per comparison"]}
+        )
+    pods = []
+    for k, manifest in enumerate(manifests):
+        try:
+            pods.append(parse_pod(manifest))
+        except InputError as exc:
+            raise WhatIfInvalid({"workload": [f"pod {k + 1}: {exc}"]}) from None
+    return pods
+
+
+def _engines(sides: Sequence[ResolvedConfiguration], pods: Sequence[Pod]) -> list[Engine]:
+    """Engines for both sides; a pod whose schedulerName no profile has is an input error."""
+    engines = [engine_for(side.document) for side in sides]
+    for name, engine in zip(("baseline", "candidate"), engines, strict=True):
+        for pod in pods:
+            try:
+                engine.framework_for(pod)
+            except InputError as exc:
+                raise WhatIfInvalid({name: [f"{pod.key}: {exc}"]}) from None
+    return engines
+
+
+def start(
+    cluster: Cluster,
+    *,
+    workload_source: str,
+    workload: str,
+    baseline: ConfigurationInput,
+    candidate: ConfigurationInput,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+) -> WhatIfRun:
+    """Check every input now (errors name fields), store the run, queue it on commit."""
+    stored = cluster.latest_snapshot()
+    if stored is None:
+        raise WhatIfInvalid({"cluster": [f"cluster {cluster.name} has no snapshot yet"]})
+    errors: dict[str, list[str]] = {}
+    sides: list[ResolvedConfiguration] = []
+    for field, wanted in (("baseline", baseline), ("candidate", candidate)):
+        try:
+            sides.append(resolve_configuration(cluster, wanted, field))
+        except WhatIfInvalid as exc:
+            errors.update(exc.errors)
+    pods: list[Pod] = []
+    try:
+        snapshot = snapshot_for(stored) if workload_source == WorkloadSource.PENDING else None
+        manifests, _ = workload_manifests(workload_source, workload, snapshot)
+        pods = _pods(manifests)
+    except WhatIfInvalid as exc:
+        errors.update(exc.errors)
+    if errors:
+        raise WhatIfInvalid(errors)
+    _engines(sides, pods)
+    run = WhatIfRun.objects.create(
+        cluster=cluster,
+        snapshot=stored,
+        snapshot_taken_at=stored.taken_at,
+        workload_source=workload_source,
+        workload=workload if workload_source == WorkloadSource.MANIFESTS else "",
+        pod_count=len(pods),
+        baseline_source=sides[0].source,
+        baseline_label=sides[0].label,
+        baseline=sides[0].document,
+        candidate_source=sides[1].source,
+        candidate_label=sides[1].label,
+        candidate=sides[1].document,
+        progress_total=2 * len(pods),
+        requested_by=user if isinstance(user, User) else None,
+    )
+    transaction.on_commit(lambda: _enqueue(run.pk))
+    return run
+
+
+def _enqueue(run_id: int) -> None:
+    from policy.tasks import run_what_if
+
+    run_what_if.delay(run_id)
+
+
+def cancel(run: WhatIfRun) -> bool:
+    """Stop a queued or running comparison (the worker notices at its next progress write)."""
+    return bool(
+        WhatIfRun.objects.filter(
+            pk=run.pk, status__in=[WhatIfStatus.QUEUED, WhatIfStatus.RUNNING]
+        ).update(status=WhatIfStatus.CANCELLED, finished=timezone.now())
+    )
+
+
+def stalled(run: WhatIfRun) -> bool:
+    """A running comparison whose worker stopped reporting (killed, or the machine went)."""
+    if run.status != WhatIfStatus.RUNNING or run.heartbeat is None:
+        return False
+    return (timezone.now() - run.heartbeat).total_seconds() > STALLED_AFTER
+
+
+class _Progress:
+    """Writes progress at most every :data:`PROGRESS_INTERVAL`; raises :class:`Cancelled` when
+    the row is no longer running."""
+
+    def __init__(self, run_id: int) -> None:
+        self.run_id = run_id
+        self.last = time.monotonic()
+
+    def __call__(self, done: int, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last < PROGRESS_INTERVAL:
+            return
+        self.last = now
+        alive = WhatIfRun.objects.filter(pk=self.run_id, status=WhatIfStatus.RUNNING).update(
+            progress_done=done, heartbeat=timezone.now()
+        )
+        if not alive:
+            raise Cancelled
+
+
+def claim(run_id: int, worker: str) -> bool:
+    """queued → running, once: a duplicate delivery of the task finds nothing to claim."""
+    now = timezone.now()
+    return bool(
+        WhatIfRun.objects.filter(pk=run_id, status=WhatIfStatus.QUEUED).update(
+            status=WhatIfStatus.RUNNING, started=now, heartbeat=now, worker=worker[:255]
+        )
+    )
+
+
+def execute(run_id: int, worker: str = "") -> str | None:
+    """Run comparison ``run_id`` if it is still queued; its final status (None: not claimed)."""
+    if not claim(run_id, worker):
+        return None
+    run = WhatIfRun.objects.select_related("cluster", "snapshot").get(pk=run_id)
+    progress = _Progress(run_id)
+    try:
+        result = _compare(run, progress)
+    except Cancelled:
+        logger.info("what-if %s was cancelled", run_id)
+        return WhatIfStatus.CANCELLED
+    except (WhatIfInvalid, InputError) as exc:
+        return _finish(run_id, WhatIfStatus.FAILED, error=str(exc))
+    except Exception as exc:  # the row must say it failed, whatever happened
+        logger.exception("what-if %s failed", run_id)
+        return _finish(run_id, WhatIfStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+    return _finish(run_id, WhatIfStatus.SUCCEEDED, result=result)
+
+
+def _finish(
+    run_id: int, status: str, *, error: str = "", result: dict[str, Any] | None = None
+) -> str:
+    """Store the outcome unless the run was cancelled meanwhile."""
+    fields: dict[str, Any] = {"status": status, "finished": timezone.now(), "error": error}
+    if result is not None:
+        fields.update(result=result, progress_done=result["pods"] * 2)
+    updated = WhatIfRun.objects.filter(pk=run_id, status=WhatIfStatus.RUNNING).update(**fields)
+    return status if updated else WhatIfStatus.CANCELLED
+
+
+def _compare(run: WhatIfRun, progress: _Progress) -> dict[str, Any]:
+    stored = run.snapshot
+    if stored is None:
+        raise WhatIfInvalid({"snapshot": ["the starting snapshot was deleted; run it again"]})
+    snapshot = snapshot_for(ClusterSnapshot.snapshots.defer("objects").get(pk=stored.pk))
+    manifests, _ = workload_manifests(run.workload_source, run.workload, snapshot)
+    pods = _pods(manifests)
+    sides = [
+        ResolvedConfiguration(run.baseline_source, run.baseline_label, run.baseline),
+        ResolvedConfiguration(run.candidate_source, run.candidate_label, run.candidate),
+    ]
+    engines = _engines(sides, pods)
+    now = run.snapshot_taken_at
+    runs = what_if(
+        snapshot,
+        pods,
+        now,
+        [(side.label, engine) for side, engine in zip(sides, engines, strict=True)],
+        progress=progress,
+    )
+    progress(2 * len(pods), force=True)
+    return report(snapshot, engines[0], pods, runs)
+
+
+def report(
+    before: Snapshot, engine: Engine, pods: Sequence[Pod], runs: Sequence[SimulationRun]
+) -> dict[str, Any]:
+    """What a comparison stores: both sides, the starting cluster, the pods that moved."""
+    resources = reported_resources(before, pods)
+    moved = differences(runs[0], runs[1])
+    return {
+        "pods": len(pods),
+        "resources": resources,
+        "before": _state(before, engine, runs[0].now, resources),
+        "runs": [_side(run, resources) for run in runs],
+        "differenceCount": len(moved),
+        "differences": [d.to_dict() for d in moved[:MAX_LISTED]],
+    }
+
+
+def _state(
+    snapshot: Snapshot, engine: Engine, now: datetime, resources: Sequence[str]
+) -> dict[str, Any]:
+    usage = utilization(engine, snapshot, now, list(resources))
+    return {
+        "utilization": {name: entry.to_dict() for name, entry in usage.items()},
+        "distribution": {
+            name: requested_distribution(snapshot, name)
+            for name in resources
+            if name in snapshot.resource_index
+        },
+    }
+
+
+def _side(run: SimulationRun, resources: Sequence[str]) -> dict[str, Any]:
+    failed = [p for p in run.placements if p.node is None]
+    reasons = Counter(p.reason or "" for p in failed)
+    return {
+        "config": run.label,
+        "placed": run.placed,
+        "unschedulable": run.unschedulable,
+        **_state(run.snapshot, run.engine, run.now, resources),
+        "reasons": [{"reason": r, "pods": n} for r, n in reasons.most_common(TOP_REASONS)],
+        "unschedulablePods": [{"pod": p.pod.key, "reason": p.reason} for p in failed[:MAX_LISTED]],
+        "seconds": round(run.seconds, 3),
+        "cache": None if run.cache is None else run.cache.to_dict(),
+    }

@@ -1,0 +1,106 @@
+"""The what-if form: which cluster, which workload, which two configurations.
+
+Input shapes only; :mod:`policy.services.whatif` checks the contents (YAML, pods, profiles,
+configuration validation) and its errors are put back on these fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from policy.choices import ConfigurationSource, WorkloadSource
+from policy.models import Cluster
+from policy.services.whatif import MAX_WORKLOAD_BYTES
+
+SAMPLE_WORKLOAD = """\
+# A Deployment of 40 replicas; Pods, ReplicaSets, StatefulSets and Jobs are read too.
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  replicas: 40
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        resources:
+          requests: {cpu: 500m, memory: 1Gi}
+          limits: {cpu: "1", memory: 2Gi}
+"""
+
+SIDES = (("baseline", "Baseline (A)"), ("candidate", "Candidate (B)"))
+
+
+def _yaml_area(rows: int) -> forms.Textarea:
+    return forms.Textarea(attrs={"rows": rows, "spellcheck": "false", "class": "code"})
+
+
+class WhatIfForm(forms.Form):
+    cluster = forms.ModelChoiceField(
+        queryset=Cluster.objects.all(),
+        empty_label=None,
+        widget=forms.Select(attrs={"data-reload": "cluster"}),
+        help_text="The workload is placed on a copy of this cluster's newest snapshot.",
+    )
+    workload_source = forms.ChoiceField(
+        label="Workload",
+        choices=WorkloadSource.choices,
+        initial=WorkloadSource.MANIFESTS,
+        widget=forms.RadioSelect,
+    )
+    workload = forms.CharField(
+        required=False,
+        label="Manifests (YAML or JSON, several documents or a List)",
+        widget=_yaml_area(16),
+    )
+    upload = forms.FileField(required=False, label="…or upload a manifest file")
+    baseline_source = forms.ChoiceField(label="Configuration", choices=ConfigurationSource.choices)
+    baseline_label = forms.CharField(required=False, max_length=120, label="Name (optional)")
+    baseline_yaml = forms.CharField(
+        required=False,
+        label="KubeSchedulerConfiguration (used when the source is YAML)",
+        widget=_yaml_area(14),
+    )
+    candidate_source = forms.ChoiceField(label="Configuration", choices=ConfigurationSource.choices)
+    candidate_label = forms.CharField(required=False, max_length=120, label="Name (optional)")
+    candidate_yaml = forms.CharField(
+        required=False,
+        label="KubeSchedulerConfiguration (used when the source is YAML)",
+        widget=_yaml_area(14),
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        upload = data.get("upload")
+        if upload is None:
+            return data
+        if upload.size > MAX_WORKLOAD_BYTES:
+            self.add_error("upload", f"The file is larger than {MAX_WORKLOAD_BYTES // 1024} KiB.")
+            return data
+        try:
+            data["workload"] = upload.read().decode()
+        except UnicodeDecodeError:
+            self.add_error("upload", "The file is not UTF-8 text.")
+        return data
+
+    def sides(self) -> list[dict[str, Any]]:
+        """The two configuration fieldsets, for the template."""
+        return [
+            {
+                "name": name,
+                "legend": legend,
+                "source": self[f"{name}_source"],
+                "label": self[f"{name}_label"],
+                "yaml": self[f"{name}_yaml"],
+            }
+            for name, legend in SIDES
+        ]

@@ -1,0 +1,277 @@
+"""What-if comparisons: input checks naming fields, the run as a job, the pages and roles."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from policy.choices import WhatIfStatus
+from policy.engine import clear_caches, engine_for, snapshot_for
+from policy.models import Cluster, ClusterSnapshot, SchedulerConfiguration, WhatIfRun
+from policy.services import seed_demo_policies, whatif
+from policy.views.whatif_forms import SAMPLE_WORKLOAD
+from scoring.loading import flatten, parse_documents
+from scoring.objects import parse_pod
+from scoring.simulation.compare import differences, what_if
+from scoring.simulation.workload import expand_workload
+
+STORED = whatif.ConfigurationInput("stored")
+DEFAULTS = whatif.ConfigurationInput("defaults")
+PACKING = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy: {type: MostAllocated}
+"""
+
+
+@pytest.fixture(autouse=True)
+def fresh_engine_caches() -> Iterator[None]:
+    clear_caches()
+    yield
+    clear_caches()
+
+
+@pytest.fixture
+def cluster(demo_snapshot: ClusterSnapshot) -> Cluster:
+    seed_demo_policies(demo_snapshot.cluster)
+    return demo_snapshot.cluster
+
+
+def start(cluster: Cluster, **kwargs: Any) -> WhatIfRun:
+    values: dict[str, Any] = {
+        "workload_source": "manifests",
+        "workload": SAMPLE_WORKLOAD,
+        "baseline": STORED,
+        "candidate": DEFAULTS,
+        **kwargs,
+    }
+    return whatif.start(cluster, **values)
+
+
+def errors_of(cluster: Cluster, **kwargs: Any) -> dict[str, list[str]]:
+    with pytest.raises(whatif.WhatIfInvalid) as caught:
+        start(cluster, **kwargs)
+    return caught.value.errors
+
+
+def test_invalid_inputs_name_the_field_and_the_rule(cluster: Cluster) -> None:
+    bad_config = whatif.ConfigurationInput("custom", PACKING.replace("MostAllocated", "Most"))
+    assert errors_of(cluster, candidate=bad_config) == {
+        "candidate": [
+            "profiles[0].pluginConfig[0].args.scoringStrategy.type: supported values: "
+            '"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"'
+        ]
+    }
+    errors = errors_of(
+        cluster, workload="kind: [", candidate=whatif.ConfigurationInput("custom", "")
+    )
+    assert set(errors) == {"workload", "candidate"}  # every field at once
+    assert "not valid JSON or YAML" in errors["workload"][0]
+    assert errors["candidate"] == ["paste a KubeSchedulerConfiguration"]
+    assert (
+        "no pods"
+        in errors_of(cluster, workload="kind: ConfigMap\nmetadata: {name: x}")["workload"][0]
+    )
+    wrong_scheduler = SAMPLE_WORKLOAD.replace(
+        "      containers:", "      schedulerName: x\n      containers:"
+    )
+    assert errors_of(cluster, workload=wrong_scheduler)["baseline"][0].startswith("default/web-")
+
+
+def test_the_pod_limit_is_enforced(cluster: Cluster, settings: Any) -> None:
+    settings.WHATIF_MAX_PODS = 39
+    assert errors_of(cluster)["workload"] == ["40 pods; at most 39 per comparison"]
+
+
+def test_a_cluster_without_stored_configuration_cannot_use_it(
+    demo_snapshot: ClusterSnapshot,
+) -> None:
+    assert errors_of(demo_snapshot.cluster) == {
+        "baseline": ["cluster demo has no stored scheduler configuration"]
+    }
+
+
+def test_a_run_matches_the_engine_on_the_same_inputs(
+    cluster: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        run = start(cluster, candidate=whatif.ConfigurationInput("custom", PACKING, "pack"))
+    run.refresh_from_db()
+    assert run.status == WhatIfStatus.SUCCEEDED, run.error
+    assert (run.progress_done, run.progress_total, run.pod_count) == (80, 80, 40)
+    assert run.labels() == (f"stored configuration v{_version(cluster)}", "pack")
+
+    stored = ClusterSnapshot.snapshots.get(pk=run.snapshot_id)
+    pods = [
+        parse_pod(m) for m in expand_workload(flatten(parse_documents(SAMPLE_WORKLOAD, "w"), "w"))
+    ]
+    engines = [engine_for(run.baseline), engine_for(run.candidate)]
+    expected = what_if(
+        snapshot_for(stored), pods, stored.taken_at, [("a", engines[0]), ("b", engines[1])]
+    )
+    result = run.result
+    assert [r["placed"] for r in result["runs"]] == [e.placed for e in expected]
+    moved = differences(*expected)
+    assert result["differenceCount"] == len(moved) > 0  # spreading vs packing differ
+    assert result["differences"][0] == moved[0].to_dict()
+    for side in [result["before"], *result["runs"]]:
+        assert sum(side["distribution"]["cpu"]) == stored.node_count
+    # LoadAware is in the stored configuration only.
+    assert result["runs"][0]["utilization"]["cpu"]["overThreshold"] is not None
+    assert result["runs"][1]["utilization"]["cpu"]["overThreshold"] is None
+
+
+def _version(cluster: Cluster) -> int:
+    return SchedulerConfiguration.objects.get(cluster=cluster).version
+
+
+def test_pending_pods_of_the_snapshot_are_a_workload(
+    cluster: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        # The demo's pending pods ask for two profiles, which the defaults do not have.
+        run = start(cluster, workload_source="pending", workload="ignored", candidate=STORED)
+    run.refresh_from_db()
+    assert run.status == WhatIfStatus.SUCCEEDED, run.error
+    assert run.pod_count == ClusterSnapshot.snapshots.get(pk=run.snapshot_id).pending_pod_count
+    assert run.workload == ""
+    assert run.result["differenceCount"] == 0  # the same configuration places alike
+    errors = errors_of(cluster, workload_source="pending")
+    assert "spec.schedulerName: no profile named 'batch-scheduler'" in errors["candidate"][0]
+
+
+def test_a_run_is_claimed_once_and_a_cancelled_one_stops(cluster: Cluster) -> None:
+    run = start(cluster)  # not executed: no on-commit callbacks ran
+    assert whatif.claim(run.pk, "w1") and not whatif.claim(run.pk, "w2")
+    progress = whatif._Progress(run.pk)
+    progress(3, force=True)
+    assert WhatIfRun.objects.get(pk=run.pk).progress_done == 3
+    assert whatif.cancel(run) and not whatif.cancel(run)
+    with pytest.raises(whatif.Cancelled):
+        progress(4, force=True)
+    assert whatif.execute(run.pk) is None  # nothing left to claim
+    run.refresh_from_db()
+    assert (run.status, run.progress_done) == (WhatIfStatus.CANCELLED, 3)
+
+
+def test_a_run_whose_snapshot_went_fails_with_the_reason(cluster: Cluster) -> None:
+    run = start(cluster)
+    ClusterSnapshot.snapshots.filter(pk=run.snapshot_id).delete()
+    assert whatif.execute(run.pk, "w") == WhatIfStatus.FAILED
+    run.refresh_from_db()
+    assert run.error == "snapshot: the starting snapshot was deleted; run it again"
+
+
+# -- pages --------------------------------------------------------------------------------------
+
+
+def page(client: Client, user: User, url: str, **kwargs: Any) -> Any:
+    client.force_login(user)
+    return client.get(url, **kwargs)
+
+
+def form_data(cluster: Cluster, **overrides: str) -> dict[str, str]:
+    return {
+        "cluster": str(cluster.pk),
+        "workload_source": "manifests",
+        "workload": SAMPLE_WORKLOAD,
+        "baseline_source": "stored",
+        "baseline_label": "",
+        "baseline_yaml": "",
+        "candidate_source": "custom",
+        "candidate_label": "pack",
+        "candidate_yaml": PACKING,
+        **overrides,
+    }
+
+
+def test_viewers_read_but_cannot_start(client: Client, viewer: User, cluster: Cluster) -> None:
+    html = page(client, viewer, reverse("whatif-list")).content.decode()
+    assert "Run the comparison" not in html and "needs the editor role" in html
+    response = client.post(reverse("whatif-list"), form_data(cluster))
+    assert response.status_code == 403
+    assert not WhatIfRun.objects.exists()
+
+
+def test_the_form_starts_with_the_stored_configuration_against_the_defaults(
+    client: Client, editor: User, cluster: Cluster
+) -> None:
+    form = page(client, editor, reverse("whatif-list")).context["form"]
+    assert form.initial["baseline_source"] == "stored"
+    assert form.initial["candidate_source"] == "defaults"
+    assert "LoadAwareScheduling" in form.initial["candidate_yaml"]  # ready to edit
+
+
+def test_bad_input_is_shown_on_its_field_and_kept(
+    client: Client, editor: User, cluster: Cluster
+) -> None:
+    client.force_login(editor)
+    bad = PACKING.replace("MostAllocated", "Most")
+    response = client.post(reverse("whatif-list"), form_data(cluster, candidate_yaml=bad))
+    assert response.status_code == 200
+    errors = response.context["form"].errors
+    assert list(errors) == ["candidate_yaml"]
+    assert "scoringStrategy.type: supported values" in errors["candidate_yaml"][0]
+    assert "scoringStrategy: {type: Most}" in response.content.decode()  # nothing is lost
+    assert not WhatIfRun.objects.exists()
+
+
+def test_an_editor_runs_a_comparison_and_reads_it(
+    client: Client,
+    editor: User,
+    viewer: User,
+    cluster: Cluster,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    client.force_login(editor)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("whatif-list"), form_data(cluster))
+    run = WhatIfRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "whatif-detail", args=[run.pk]
+    )
+    html = page(client, viewer, response["Location"]).content.decode()
+    assert html.count('role="img"') >= 3  # outcome + cpu and memory distributions
+    assert "Pods placed differently" in html
+    moved = run.result["differences"][0]
+    assert f'<th scope="row">{moved["pod"]}</th>' in html
+    assert "Run again with changes" not in html  # a viewer's page
+    status = page(client, viewer, response["Location"], HTTP_X_PARTIAL="status")
+    assert "data-done" in status.content.decode() and "<html" not in status.content.decode()
+    listing = page(client, viewer, reverse("whatif-list")).content.decode()
+    assert f"#{run.pk}</a>" in listing and "succeeded" in listing
+
+
+def test_an_unfinished_run_polls_and_can_be_cancelled(
+    client: Client, editor: User, cluster: Cluster
+) -> None:
+    run = start(cluster)
+    html = page(client, editor, reverse("whatif-detail", args=[run.pk])).content.decode()
+    assert "data-poll=" in html and "Waiting for a worker" in html and "<progress" in html
+    client.post(reverse("whatif-cancel", args=[run.pk]))
+    run.refresh_from_db()
+    assert run.status == WhatIfStatus.CANCELLED
+    html = client.get(reverse("whatif-detail", args=[run.pk])).content.decode()
+    assert "data-poll=" not in html and "Cancelled" in html
+
+
+def test_run_again_starts_from_the_earlier_inputs(
+    client: Client, editor: User, cluster: Cluster
+) -> None:
+    run = start(cluster, candidate=whatif.ConfigurationInput("custom", PACKING, "pack"))
+    form = page(client, editor, f"{reverse('whatif-list')}?from={run.pk}").context["form"]
+    assert form.initial["candidate_label"] == "pack"
+    assert "MostAllocated" in form.initial["candidate_yaml"]
+    # The stored configuration comes back as the YAML it was, the stored one may change.
+    assert form.initial["baseline_source"] == "custom"
+    assert "LoadAwareScheduling" in form.initial["baseline_yaml"]
