@@ -173,6 +173,8 @@ SPECTACULAR_SETTINGS = {
         "ChangeSourceEnum": "policy.choices.ChangeSource",
         "DecisionSourceEnum": "policy.choices.DecisionSource",
         "AggregationTypeEnum": "scoring.plugins.loadaware.args.AGGREGATION_TYPES",
+        "ConfigurationSourceEnum": "policy.choices.ConfigurationSource",
+        "WhatIfStatusEnum": "policy.choices.WhatIfStatus",
     },
 }
 

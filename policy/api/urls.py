@@ -2,7 +2,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from policy.api import decisions, policy_views, sync, views
+from policy.api import decisions, policy_views, sync, views, whatif
 
 app_name = "api"
 
@@ -18,6 +18,7 @@ router.register("collect-policies", policy_views.CollectPolicyViewSet)
 router.register("policy-changes", policy_views.PolicyChangeViewSet)
 router.register("authorization-failures", policy_views.AuthorizationFailureViewSet)
 router.register("sync-jobs", sync.SyncJobViewSet)
+router.register("what-if", whatif.WhatIfViewSet)
 
 urlpatterns = [
     path("v1/me/", views.MeView.as_view(), name="me"),

@@ -63,18 +63,18 @@ class WhatIfForm(forms.Form):
         widget=_yaml_area(16),
     )
     upload = forms.FileField(required=False, label="…or upload a manifest file")
-    baseline_source = forms.ChoiceField(label="Configuration", choices=ConfigurationSource.choices)
+    baseline_source = forms.ChoiceField(label="Source", choices=ConfigurationSource.choices)
     baseline_label = forms.CharField(required=False, max_length=120, label="Name (optional)")
     baseline_yaml = forms.CharField(
         required=False,
-        label="KubeSchedulerConfiguration (used when the source is YAML)",
+        label="YAML (a KubeSchedulerConfiguration; read when the source is YAML)",
         widget=_yaml_area(14),
     )
-    candidate_source = forms.ChoiceField(label="Configuration", choices=ConfigurationSource.choices)
+    candidate_source = forms.ChoiceField(label="Source", choices=ConfigurationSource.choices)
     candidate_label = forms.CharField(required=False, max_length=120, label="Name (optional)")
     candidate_yaml = forms.CharField(
         required=False,
-        label="KubeSchedulerConfiguration (used when the source is YAML)",
+        label="YAML (a KubeSchedulerConfiguration; read when the source is YAML)",
         widget=_yaml_area(14),
     )
 

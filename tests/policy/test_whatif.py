@@ -275,3 +275,48 @@ def test_run_again_starts_from_the_earlier_inputs(
     # The stored configuration comes back as the YAML it was, the stored one may change.
     assert form.initial["baseline_source"] == "custom"
     assert "LoadAwareScheduling" in form.initial["baseline_yaml"]
+
+
+# -- API ----------------------------------------------------------------------------------------
+
+
+def test_the_api_starts_a_comparison_and_names_bad_fields(
+    api_client: Any,
+    editor: User,
+    viewer: User,
+    cluster: Cluster,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    body = {
+        "cluster": cluster.pk,
+        "workload": SAMPLE_WORKLOAD,
+        "baseline": {"source": "stored"},
+        "candidate": {"source": "custom", "yaml": PACKING.replace("MostAllocated", "Most")},
+    }
+    api_client.force_login(viewer)
+    assert api_client.post("/api/v1/what-if/", body, format="json").status_code == 403
+    api_client.force_login(editor)
+    response = api_client.post("/api/v1/what-if/", body, format="json")
+    assert response.status_code == 400
+    assert list(response.json()["candidate.yaml"]) == [
+        "profiles[0].pluginConfig[0].args.scoringStrategy.type: supported values: "
+        '"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"'
+    ]
+    body["candidate"] = {"source": "custom", "yaml": PACKING, "name": "pack"}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api_client.post("/api/v1/what-if/", body, format="json")
+    assert response.status_code == 202, response.json()
+    assert response.json()["status"] == "queued"  # the run starts once the request commits
+    response = api_client.get(f"/api/v1/what-if/{response.json()['id']}/")
+    assert response.status_code == 200, response.json()
+    run = response.json()
+    assert (run["status"], run["candidate_label"], run["pod_count"]) == ("succeeded", "pack", 40)
+    assert run["result"]["differenceCount"] == len(run["result"]["differences"]) > 0
+    api_client.force_login(viewer)
+    listed = api_client.get("/api/v1/what-if/", {"status": "succeeded"}).json()
+    assert [r["id"] for r in listed["results"]] == [run["id"]]
+    cancel = api_client.post(f"/api/v1/what-if/{run['id']}/cancel/")
+    assert cancel.status_code == 403  # viewers cannot
+    api_client.force_login(editor)
+    cancel = api_client.post(f"/api/v1/what-if/{run['id']}/cancel/")
+    assert cancel.status_code == 400 and cancel.json()["status"] == ["the comparison is succeeded"]

@@ -1,0 +1,153 @@
+"""What-if endpoints: start a comparison (editors), follow it, read its report, cancel it.
+
+- ``POST /api/v1/what-if/``: check the inputs now (400 naming the field: ``workload``,
+  ``baseline.yaml``, ``candidate.yaml``...) and queue the run (202);
+- ``GET /api/v1/what-if/`` (filters: cluster, status) and ``GET …/{id}/``: status, progress
+  and, once succeeded, the report (``result``);
+- ``POST /api/v1/what-if/{id}/cancel/``: stop a queued or running comparison.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import django_filters
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from policy.choices import ConfigurationSource, WhatIfStatus, WorkloadSource
+from policy.filtersets import IdFilter
+from policy.models import Cluster, WhatIfRun
+from policy.roles import CanEditPolicy
+from policy.services import whatif
+
+SUBFIELDS = {"baseline": "baseline.yaml", "candidate": "candidate.yaml"}
+
+
+class ConfigurationInputSerializer(serializers.Serializer[Any]):
+    """One side: ``source`` (stored, defaults, custom), ``yaml`` for custom, a ``name``."""
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        # Declared here: "source" is also an attribute of every serializer field.
+        return {
+            "source": serializers.ChoiceField(choices=ConfigurationSource.choices),
+            "yaml": serializers.CharField(
+                required=False,
+                allow_blank=True,
+                trim_whitespace=False,
+                help_text="A KubeSchedulerConfiguration, for source=custom.",
+            ),
+            "name": serializers.CharField(
+                required=False, allow_blank=True, max_length=120, help_text="Shown in the report."
+            ),
+        }
+
+
+class WhatIfCreateSerializer(serializers.Serializer[Any]):
+    cluster = serializers.PrimaryKeyRelatedField(queryset=Cluster.objects.all())
+    workload_source = serializers.ChoiceField(
+        choices=WorkloadSource.choices, default=WorkloadSource.MANIFESTS
+    )
+    workload = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=whatif.MAX_WORKLOAD_BYTES,
+        help_text="Pods, Deployments, ReplicaSets, StatefulSets or Jobs (YAML or JSON).",
+    )
+    baseline = ConfigurationInputSerializer()
+    candidate = ConfigurationInputSerializer()
+
+
+class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
+    requested_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
+    percent = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = WhatIfRun
+        fields = [
+            "id",
+            "cluster",
+            "snapshot",
+            "snapshot_taken_at",
+            "status",
+            "progress_done",
+            "progress_total",
+            "percent",
+            "workload_source",
+            "workload",
+            "pod_count",
+            "baseline_source",
+            "baseline_label",
+            "baseline",
+            "candidate_source",
+            "candidate_label",
+            "candidate",
+            "error",
+            "result",
+            "requested_by",
+            "created",
+            "started",
+            "finished",
+        ]
+        read_only_fields = fields
+
+
+class WhatIfFilterSet(django_filters.FilterSet):
+    cluster = IdFilter()
+    status = django_filters.ChoiceFilter(choices=WhatIfStatus.choices)
+
+    class Meta:
+        model = WhatIfRun
+        fields = ["cluster", "status"]
+
+
+class WhatIfViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[WhatIfRun]
+):
+    """What-if comparisons: one workload under two scheduler configurations."""
+
+    queryset = WhatIfRun.objects.select_related("requested_by")
+    serializer_class = WhatIfRunSerializer
+    filterset_class = WhatIfFilterSet
+    ordering = ["-created", "-id"]
+    permission_classes = [CanEditPolicy]
+
+    @extend_schema(request=WhatIfCreateSerializer, responses={202: WhatIfRunSerializer})
+    def create(self, request: Request) -> Response:
+        given = WhatIfCreateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        try:
+            run = whatif.start(
+                data["cluster"],
+                workload_source=data["workload_source"],
+                workload=data.get("workload", ""),
+                baseline=_side(data["baseline"]),
+                candidate=_side(data["candidate"]),
+                user=request.user,
+            )
+        except whatif.WhatIfInvalid as exc:
+            raise serializers.ValidationError(
+                {SUBFIELDS.get(field, field): problems for field, problems in exc.errors.items()}
+            ) from None
+        run.refresh_from_db()  # an eager worker may have finished it already
+        return Response(WhatIfRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=None, responses={200: WhatIfRunSerializer})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str) -> Response:
+        run = self.get_object()
+        if not whatif.cancel(run):
+            raise serializers.ValidationError({"status": [f"the comparison is {run.status}"]})
+        run.refresh_from_db()
+        return Response(WhatIfRunSerializer(run).data)
+
+
+def _side(data: dict[str, Any]) -> whatif.ConfigurationInput:
+    return whatif.ConfigurationInput(data["source"], data.get("yaml", ""), data.get("name", ""))

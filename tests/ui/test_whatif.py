@@ -1,0 +1,97 @@
+"""The what-if page in a real browser: start a comparison from the navigation and read the two
+sides; follow a queued comparison's progress until the page shows its results by itself."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policy.choices import Role, WhatIfStatus
+from policy.engine import clear_caches as clear_engine_caches
+from policy.models import Cluster, WhatIfRun
+from policy.services import load_demo_cluster, seed_demo_policies, whatif
+from policy.views.support import clear_caches as clear_page_caches
+from policy.views.whatif_forms import SAMPLE_WORKLOAD
+from tests.ui.test_browser import log_in, make_user
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+Shot = Callable[[Any, str], Path]
+
+
+@pytest.fixture
+def cluster(transactional_db: None) -> Iterator[Cluster]:
+    clear_engine_caches()
+    clear_page_caches()
+    snapshot = load_demo_cluster(nodes=60)
+    seed_demo_policies(snapshot.cluster)
+    yield snapshot.cluster
+    clear_engine_caches()
+    clear_page_caches()
+
+
+def test_editor_compares_the_stored_configuration_with_the_defaults(
+    page: Any, live_server: Any, cluster: Cluster, screenshot: Shot
+) -> None:
+    make_user("eve", Role.EDITOR)
+    log_in(page, live_server, "eve")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="What-if").click()
+    assert page.title() == "What-if · schedboard"
+    # The form starts with a sample workload, the stored configuration against the defaults.
+    assert page.get_by_label("Manifests (YAML or JSON").input_value().count("kind: Deployment")
+    baseline = page.get_by_role("group", name="Baseline (A)")
+    assert baseline.get_by_label("Source", exact=True).input_value() == "stored"
+    candidate = page.get_by_role("group", name="Candidate (B)")
+    candidate.get_by_label("Name (optional)").fill("no LoadAware")
+    page.get_by_role("button", name="Run the comparison").click()
+
+    page.wait_for_url("**/what-if/*/")
+    run = WhatIfRun.objects.get()
+    heading = page.get_by_role("heading", level=1)
+    assert heading.inner_text().endswith("vs no LoadAware")
+    assert page.locator("#whatif-status").inner_text().count("succeeded")
+    table = page.locator("table.compare")
+    placed = table.get_by_role("row", name="pods placed", exact=False).first.inner_text()
+    assert placed.split("\t")[1:] == [str(r["placed"]) for r in run.result["runs"]]
+    assert page.locator("svg.chart[role=img]").count() >= 3
+    moved = page.locator("#moved tbody tr")
+    assert moved.count() == min(run.result["differenceCount"], 100) > 0
+    screenshot(page, "what-if")
+
+    page.get_by_role("link", name="Run again with changes").click()
+    assert page.get_by_label("Name (optional)").nth(1).input_value() == "no LoadAware"
+
+
+def test_a_queued_comparison_shows_progress_then_its_results(
+    page: Any, live_server: Any, cluster: Cluster, screenshot: Shot
+) -> None:
+    make_user("vic", Role.VIEWER)
+    run = WhatIfRun.objects.create(  # queued, as a worker would find it
+        cluster=cluster,
+        snapshot=cluster.latest_snapshot(),
+        snapshot_taken_at=cluster.latest_snapshot().taken_at,  # type: ignore[union-attr]
+        workload_source="manifests",
+        workload=SAMPLE_WORKLOAD,
+        pod_count=40,
+        baseline_source="defaults",
+        baseline_label="defaults",
+        candidate_source="defaults",
+        candidate_label="defaults again",
+        progress_total=80,
+    )
+    log_in(page, live_server, "vic")
+    page.goto(f"{live_server.url}/what-if/{run.pk}/")
+    status = page.locator("#whatif-status")
+    assert "Waiting for a worker" in status.inner_text()
+    assert page.get_by_role("progressbar", name="Pods placed").count() == 1
+    assert page.get_by_role("button", name="Cancel").count() == 0  # a viewer's page
+    screenshot(page, "what-if-queued")
+
+    assert whatif.execute(run.pk, "test") == WhatIfStatus.SUCCEEDED
+    # The status part polls; once finished the page loads again with the results.
+    page.get_by_role("heading", name="Side by side").wait_for()
+    assert "succeeded" in status.inner_text()
+    assert "0 of 40 pods" in page.locator("#moved").inner_text()
