@@ -12,8 +12,23 @@ from policy.views.policies import (
     policy_index,
     policy_revert,
 )
+from policy.views.sync import (
+    cluster_sync,
+    cluster_sync_job,
+    cluster_sync_plan,
+    cluster_sync_push,
+    cluster_sync_refresh,
+    cluster_sync_review,
+    sync_index,
+)
 
 __all__ = [
+    "cluster_sync",
+    "cluster_sync_job",
+    "cluster_sync_plan",
+    "cluster_sync_push",
+    "cluster_sync_refresh",
+    "cluster_sync_review",
     "dashboard",
     "decision_detail",
     "decision_list",
@@ -29,4 +44,5 @@ __all__ = [
     "policy_index",
     "policy_revert",
     "readyz",
+    "sync_index",
 ]
