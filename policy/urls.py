@@ -5,6 +5,19 @@ from policy import views
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("clusters/<int:pk>/nodes/<str:name>/", views.node_detail, name="node-detail"),
+    path("sync/", views.sync_index, name="sync-index"),
+    path("clusters/<int:pk>/sync/", views.cluster_sync, name="cluster-sync"),
+    path("clusters/<int:pk>/sync/plan/", views.cluster_sync_plan, name="cluster-sync-plan"),
+    path(
+        "clusters/<int:pk>/sync/plan/<int:job>/",
+        views.cluster_sync_review,
+        name="cluster-sync-review",
+    ),
+    path("clusters/<int:pk>/sync/push/", views.cluster_sync_push, name="cluster-sync-push"),
+    path(
+        "clusters/<int:pk>/sync/refresh/", views.cluster_sync_refresh, name="cluster-sync-refresh"
+    ),
+    path("clusters/<int:pk>/sync/jobs/<int:job>/", views.cluster_sync_job, name="cluster-sync-job"),
     path("evaluate/", views.evaluate, name="evaluate"),
     path("decisions/", views.decision_list, name="decision-list"),
     path("decisions/<int:pk>/", views.decision_detail, name="decision-detail"),

@@ -2,7 +2,11 @@
 // - forms marked data-autosubmit submit when a select changes;
 // - forms marked data-partial-form="ID" and links marked data-partial inside #ID refresh
 //   only that element: the page is fetched with the header "X-Partial: nodes" and the
-//   server answers with the fragment; the address bar follows.
+//   server answers with the fragment; the address bar follows;
+// - an element marked data-poll="SECONDS" (an unfinished job's status: a sync job, a what-if
+//   comparison) re-fetches itself from the same page with "X-Partial: status" until the
+//   fragment's [data-job-status] is neither queued nor running, then the page reloads to show
+//   the outcome (without the script, the page offers a reload link).
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
@@ -29,7 +33,39 @@
     return url.toString();
   }
 
+  var POLL_LIMIT = 300; // polls before giving up (the reload link stays)
+
+  function poll(region) {
+    var seconds = Math.max(Number(region.dataset.poll) || 2, 1);
+    var count = 0;
+    function tick() {
+      count += 1;
+      fetch(window.location.href, { headers: { "X-Partial": "status" }, credentials: "same-origin" })
+        .then(function (response) {
+          if (!response.ok) { throw new Error(response.status); }
+          return response.text();
+        })
+        .then(function (html) {
+          var holder = document.createElement("div");
+          holder.innerHTML = html;
+          var status = holder.querySelector("[data-job-status]");
+          var state = status ? status.dataset.jobStatus : "";
+          if (state !== "queued" && state !== "running") {
+            window.location.reload();
+            return;
+          }
+          // Only a change is announced (the region is aria-live).
+          if (holder.textContent.trim() !== region.textContent.trim()) { region.innerHTML = html; }
+          if (count < POLL_LIMIT) { setTimeout(tick, seconds * 1000); }
+        })
+        .catch(function () { /* leave the page as it is: its reload link still works */ });
+    }
+    setTimeout(tick, seconds * 1000);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-poll]").forEach(poll);
+
     document.querySelectorAll("form[data-autosubmit] select").forEach(function (select) {
       select.addEventListener("change", function () { select.form.submit(); });
     });
@@ -78,30 +114,3 @@
   });
 })();
 
-// Elements marked data-poll="URL" follow a background job: the URL is fetched again with the
-// header "X-Partial: status" and the element's content replaced; once the fragment carries
-// data-done, the page is loaded again to show the results. Without JavaScript a link reloads.
-(function () {
-  "use strict";
-  var INTERVAL = 1500;
-
-  function poll(element) {
-    fetch(element.dataset.poll, { headers: { "X-Partial": "status" }, credentials: "same-origin" })
-      .then(function (response) {
-        if (!response.ok) { throw new Error(response.status); }
-        return response.text();
-      })
-      .then(function (html) {
-        element.innerHTML = html;
-        if (element.querySelector("[data-done]")) { window.location.reload(); return; }
-        setTimeout(function () { poll(element); }, INTERVAL);
-      })
-      .catch(function () { setTimeout(function () { poll(element); }, INTERVAL * 4); });
-  }
-
-  document.addEventListener("DOMContentLoaded", function () {
-    document.querySelectorAll("[data-poll]").forEach(function (element) {
-      setTimeout(function () { poll(element); }, INTERVAL);
-    });
-  });
-})();

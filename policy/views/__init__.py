@@ -12,9 +12,24 @@ from policy.views.policies import (
     policy_index,
     policy_revert,
 )
+from policy.views.sync import (
+    cluster_sync,
+    cluster_sync_job,
+    cluster_sync_plan,
+    cluster_sync_push,
+    cluster_sync_refresh,
+    cluster_sync_review,
+    sync_index,
+)
 from policy.views.whatif import whatif_cancel, whatif_detail, whatif_list
 
 __all__ = [
+    "cluster_sync",
+    "cluster_sync_job",
+    "cluster_sync_plan",
+    "cluster_sync_push",
+    "cluster_sync_refresh",
+    "cluster_sync_review",
     "dashboard",
     "decision_detail",
     "decision_list",
@@ -30,6 +45,7 @@ __all__ = [
     "policy_index",
     "policy_revert",
     "readyz",
+    "sync_index",
     "whatif_cancel",
     "whatif_detail",
     "whatif_list",

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET
 from policy.choices import DecisionOutcome, Role
 from policy.models import Cluster, PlacementDecision
 from policy.roles import can_edit_policy, role_required
+from policy.services import sync_status
 from policy.snapshots import summarize
 from policy.ui import charts
 from policy.ui import dashboard as board
@@ -69,6 +70,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "snapshot": stored,
         "can_edit": can_edit_policy(request.user),
         "edit_links": edit_links() if can_edit_policy(request.user) else [],
+        "sync": sync_status.cluster_status(cluster) if cluster else None,
     }
     if cluster is None or stored is None:
         return render(request, "policy/dashboard.html", context)

@@ -34,7 +34,7 @@ from policy.models import (
 )
 from policy.models.base import VersionedModel
 from policy.roles import can_edit_policy, role_required
-from policy.services import policies, rendering
+from policy.services import policies, rendering, sync_status
 from policy.services.changes import ChangeContext, history
 from policy.ui import policies as ui
 from policy.views import policy_forms as pf
@@ -266,11 +266,16 @@ def policy_index(request: HttpRequest) -> HttpResponse:
             except LoadAwareSchedulingArgs.DoesNotExist:
                 args = None
             rows.append((profile, args))
+        thresholds = list(cluster.threshold_policies.order_by("-priority", "id"))
+        collect = list(cluster.collect_policies.order_by("-is_default", "-priority", "id"))
+        jobs = sync_status.for_cluster(cluster)
+        jobs.annotate([configuration, *profiles, *(a for _, a in rows), *thresholds, *collect])
         context.update(
             configuration=configuration,
             profiles=rows,
-            thresholds=list(cluster.threshold_policies.order_by("-priority", "id")),
-            collect=list(cluster.collect_policies.order_by("-is_default", "-priority", "id")),
+            thresholds=thresholds,
+            collect=collect,
+            sync=jobs.overall,
         )
     return render(request, "policy/policies/index.html", context)
 
@@ -303,6 +308,7 @@ def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
         "rendered": editor.render(cluster),
         "can_edit": can_edit_policy(request.user),
         "show_defaults": bool(defaults),
+        "sync_status": sync_status.status_of(obj, cluster),
     }
     if isinstance(obj, SchedulerProfile):
         context["plugins"] = [
@@ -367,6 +373,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         if obj
         else f"New {editor.noun} ({editor.parent_field} {parent})",
         "help": ui.proposal_help() if editor.slug == "loadaware" else {},
+        "sync_status": sync_status.status_of(obj, cluster) if obj is not None else None,
     }
     status = 200
     if request.method == "POST":

@@ -247,7 +247,8 @@ def test_an_editor_runs_a_comparison_and_reads_it(
     assert f'<th scope="row">{moved["pod"]}</th>' in html
     assert "Run again with changes" not in html  # a viewer's page
     status = page(client, viewer, response["Location"], HTTP_X_PARTIAL="status")
-    assert "data-done" in status.content.decode() and "<html" not in status.content.decode()
+    assert 'data-job-status="succeeded"' in status.content.decode()
+    assert "<html" not in status.content.decode()
     listing = page(client, viewer, reverse("whatif-list")).content.decode()
     assert f"#{run.pk}</a>" in listing and "succeeded" in listing
 
