@@ -83,3 +83,23 @@ class ConfigurationSource(models.TextChoices):
     STORED = "stored", "The cluster's stored configuration"
     DEFAULTS = "defaults", "kube-scheduler's defaults"
     CUSTOM = "custom", "A KubeSchedulerConfiguration (YAML)"
+
+
+class SyncJobKind(models.TextChoices):
+    PUSH = "push", "Push policies to the cluster"
+    REFRESH = "refresh", "Read the cluster back into a snapshot"
+    DRY_RUN = "dry-run", "Plan a push without writing"
+
+
+class SyncJobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class SyncJobTrigger(models.TextChoices):
+    OPERATOR = "operator", "Requested by an operator"
+    AUTOMATIC = "automatic", "A policy changed (automatic push mode)"
+    TIME_WINDOW = "time-window", "A threshold time window opened or closed"
+    SCHEDULE = "schedule", "Periodic task"

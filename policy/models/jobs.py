@@ -16,28 +16,10 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from policy.choices import SyncJobKind, SyncJobStatus, SyncJobTrigger
 from policy.models.clusters import Cluster
 
-
-class SyncJobKind(models.TextChoices):
-    PUSH = "push", "Push policies to the cluster"
-    REFRESH = "refresh", "Read the cluster back into a snapshot"
-    DRY_RUN = "dry-run", "Plan a push without writing"
-
-
-class SyncJobStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
-
-
-class SyncJobTrigger(models.TextChoices):
-    OPERATOR = "operator", "Requested by an operator"
-    AUTOMATIC = "automatic", "A policy changed (automatic push mode)"
-    TIME_WINDOW = "time-window", "A threshold time window opened or closed"
-    SCHEDULE = "schedule", "Periodic task"
-
+__all__ = ["ClusterSyncState", "SyncJob", "SyncJobKind", "SyncJobStatus", "SyncJobTrigger"]
 
 UNFINISHED = (SyncJobStatus.QUEUED, SyncJobStatus.RUNNING)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from policy.choices import WhatIfStatus
-from policy.engine import clear_caches, engine_for, snapshot_for
+from policy.engine import engine_for, snapshot_for
 from policy.models import Cluster, ClusterSnapshot, SchedulerConfiguration, WhatIfRun
 from policy.services import seed_demo_policies, whatif
 from policy.views.whatif_forms import SAMPLE_WORKLOAD
@@ -19,6 +18,10 @@ from scoring.loading import flatten, parse_documents
 from scoring.objects import parse_pod
 from scoring.simulation.compare import differences, what_if
 from scoring.simulation.workload import expand_workload
+from tests.policy.test_pages_support import fresh_caches
+
+pytestmark = pytest.mark.usefixtures("fresh_caches")
+__all__ = ["fresh_caches"]
 
 STORED = whatif.ConfigurationInput("stored")
 DEFAULTS = whatif.ConfigurationInput("defaults")
@@ -32,13 +35,6 @@ profiles:
     args:
       scoringStrategy: {type: MostAllocated}
 """
-
-
-@pytest.fixture(autouse=True)
-def fresh_engine_caches() -> Iterator[None]:
-    clear_caches()
-    yield
-    clear_caches()
 
 
 @pytest.fixture
