@@ -32,7 +32,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from policy.choices import ClusterKind
+from policy.choices import ClusterKind, PushMode
 from policy.gateway.errors import (
     ConflictError,
     GatewayError,
@@ -49,6 +49,7 @@ from policy.models import (
 )
 from policy.services import record_snapshot, rendering
 from policy.services.policies import PolicyInvalid
+from policy.services.sync_status import SYNCED, cluster_status
 from policy.sync import planners
 from policy.sync.appliers import PushFailed, as_dicts, target_for
 
@@ -472,7 +473,12 @@ def recover(now: Any = None, send: Callable[[SyncJob], None] = _send) -> list[in
 
 def apply_time_windows(at: Any = None) -> list[int]:
     """Push every cluster whose set of active time-windowed threshold policies differs from
-    the one its last push wrote; returns the pushed clusters' ids."""
+    the one its last push wrote; returns the pushed clusters' ids.
+
+    A window opening or closing is part of a policy already approved, so it is pushed even in
+    manual mode, but only when nothing else is waiting for review there: a manual cluster with
+    unpushed edits (or never pushed) stays as it is until an operator pushes it.
+    """
     pushed = []
     clusters = Cluster.objects.filter(
         threshold_policies__enabled=True, threshold_policies__active_from__isnull=False
@@ -481,6 +487,9 @@ def apply_time_windows(at: Any = None) -> list[int]:
         state, _ = ClusterSyncState.objects.get_or_create(cluster=cluster)
         active = planners.active_windows(cluster, at)
         if state.active_windows is not None and list(state.active_windows) == active:
+            continue
+        if cluster.push_mode == PushMode.MANUAL and cluster_status(cluster).state != SYNCED:
+            logger.info("time windows of %s changed; not pushed: edits await an operator", cluster)
             continue
         request_push(cluster, trigger=SyncJobTrigger.TIME_WINDOW)
         pushed.append(cluster.pk)

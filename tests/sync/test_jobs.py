@@ -117,37 +117,79 @@ def test_recovery_resends_lost_and_interrupted_jobs(demo_snapshot: Any) -> None:
     assert jobs.recover(send=lambda job: sent.append(job.pk)) == [dead.pk]  # not lost twice
 
 
-def test_time_windows_push_only_when_the_active_set_changes(
-    demo_snapshot: Any, run_on_commit: Any, settings: Any
-) -> None:
-    cluster = demo_snapshot.cluster
+def _night_window(demo_snapshot: Any) -> tuple[str, time]:
+    """A threshold policy on one node whose daily window is open now; the node and the
+    window's end."""
     now = timezone.now().astimezone(timezone.get_fixed_timezone(0))
     start = (now - timedelta(minutes=5)).time().replace(second=0, microsecond=0)
     end = (now + timedelta(minutes=30)).time().replace(second=0, microsecond=0)
     node = demo_snapshot.objects[0]["metadata"]["name"]
     NodeThresholdPolicy.objects.create(
-        cluster=cluster,
+        cluster=demo_snapshot.cluster,
         name="night",
         node_names=[node],
         usage_thresholds={"cpu": 30},
         active_from=start,
         active_until=end,
     )
+    return node, end
+
+
+def _close_window(cluster: Any, end: time) -> None:
+    NodeThresholdPolicy.objects.filter(cluster=cluster).update(
+        active_from=time(0, 0) if end != time(0, 0) else time(1, 0),
+        active_until=time(0, 1) if end != time(0, 1) else time(1, 1),
+    )
+
+
+def test_time_windows_push_only_when_the_active_set_changes(
+    demo_snapshot: Any, run_on_commit: Any
+) -> None:
+    cluster = demo_snapshot.cluster
+    cluster.push_mode = "automatic"
+    cluster.save()
+    node, end = _night_window(demo_snapshot)
     with run_on_commit():
         assert tasks.apply_time_windows.apply().get() == [cluster.pk]
     job = SyncJob.objects.get(trigger="time-window")
     assert job.status == "succeeded" and [c["name"] for c in job.changes] == [node]
     assert tasks.apply_time_windows.apply().get() == []  # unchanged: no push
 
-    # The window closes: the annotation goes.
-    NodeThresholdPolicy.objects.filter(cluster=cluster).update(
-        active_from=time(0, 0) if end != time(0, 0) else time(1, 0),
-        active_until=time(0, 1) if end != time(0, 1) else time(1, 1),
-    )
+    _close_window(cluster, end)  # the annotation goes
     with run_on_commit():
         assert tasks.apply_time_windows.apply().get() == [cluster.pk]
     last = SyncJob.objects.filter(trigger="time-window").first()
     assert last is not None and [c["action"] for c in last.changes] == ["remove"]
+
+
+def test_time_windows_of_a_manual_cluster_wait_for_an_operator_push(
+    demo_snapshot: Any, run_on_commit: Any
+) -> None:
+    cluster = demo_snapshot.cluster
+    assert cluster.push_mode == "manual"
+    node, end = _night_window(demo_snapshot)
+    # The policy was never pushed: a timer must not push what no operator reviewed.
+    assert tasks.apply_time_windows.apply().get() == []
+    assert not SyncJob.objects.exists()
+    with run_on_commit():
+        jobs.request_push(cluster, trigger="operator")
+    assert SyncJob.objects.get().status == "succeeded"
+
+    _close_window(cluster, end)  # approved policy, its window closes: pushed
+    with run_on_commit():
+        assert tasks.apply_time_windows.apply().get() == [cluster.pk]
+    closed = SyncJob.objects.get(trigger="time-window")
+    assert [(c["name"], c["action"]) for c in closed.changes] == [(node, "remove")]
+
+    # An edit waits for review: the next window change is not pushed with it.
+    policy = NodeThresholdPolicy.objects.get(cluster=cluster)
+    policy.description = "edited, not yet pushed"
+    policy.save()
+    NodeThresholdPolicy.objects.filter(pk=policy.pk).update(
+        active_from=timezone.now().time().replace(hour=0, minute=0, second=0, microsecond=0),
+        active_until=time(23, 59),
+    )
+    assert tasks.apply_time_windows.apply().get() == []
 
 
 def test_demo_metrics_drift_but_annotations_stay(demo_snapshot: Any) -> None:
