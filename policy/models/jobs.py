@@ -56,6 +56,12 @@ class SyncJob(models.Model):
     changes = models.JSONField(default=list, blank=True)
     notes = models.JSONField(default=list, blank=True)
     claimed_owned = models.JSONField(default=dict, blank=True)
+    confirmed_changes = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="A push an operator confirmed: the changes shown (identity fields); the push "
+        "writes nothing if it would make any other. Null: not limited.",
+    )
     snapshot = models.ForeignKey(
         "policy.ClusterSnapshot",
         null=True,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -16,9 +17,14 @@ def push(
     *,
     user: AbstractBaseUser | AnonymousUser | None = None,
     trigger: str = SyncJobTrigger.OPERATOR,
+    confirmed: Sequence[dict[str, Any]] | None = None,
 ) -> SyncJob:
-    """Queue a push of ``cluster`` (or return the one already queued); sent on commit."""
-    return jobs.request_push(cluster, trigger=trigger, user=user)
+    """Queue a push of ``cluster`` (or return the one already queued); sent on commit.
+
+    With ``confirmed`` (the changes of the plan an operator confirmed) the push writes only
+    changes among those, else it fails writing nothing (:mod:`policy.sync.confirmation`).
+    """
+    return jobs.request_push(cluster, trigger=trigger, user=user, confirmed=confirmed)
 
 
 def plan(cluster: Cluster, *, user: AbstractBaseUser | AnonymousUser | None = None) -> SyncJob:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -52,6 +52,7 @@ from policy.services.policies import PolicyInvalid
 from policy.services.sync_status import SYNCED, cluster_status
 from policy.sync import planners
 from policy.sync.appliers import PushFailed, as_dicts, target_for
+from policy.sync.confirmation import confirmed_only, describe, unconfirmed
 
 logger = logging.getLogger(__name__)
 
@@ -103,20 +104,34 @@ def enqueue_once(
     *,
     trigger: str = SyncJobTrigger.OPERATOR,
     user: AbstractBaseUser | AnonymousUser | None = None,
+    confirmed: Sequence[dict[str, Any]] | None = None,
 ) -> tuple[SyncJob, bool]:
     """A queued job of ``kind`` for ``cluster``: the one already waiting, or a new one sent to
-    the workers when the transaction commits. Returns (job, created)."""
+    the workers when the transaction commits. Returns (job, created).
+
+    A push of ``confirmed`` changes is never merged into a waiting push: it carries its own
+    limit on what it may write.
+    """
     with transaction.atomic():
         Cluster.objects.select_for_update().filter(pk=cluster.pk).first()
         waiting = (
-            SyncJob.objects.filter(cluster=cluster, kind=kind, status=SyncJobStatus.QUEUED)
+            SyncJob.objects.filter(
+                cluster=cluster,
+                kind=kind,
+                status=SyncJobStatus.QUEUED,
+                confirmed_changes__isnull=True,
+            )
             .order_by("id")
             .first()
         )
-        if waiting is not None:
+        if waiting is not None and confirmed is None:
             return waiting, False
         job = SyncJob.objects.create(
-            cluster=cluster, kind=kind, trigger=trigger, requested_by=_user(user)
+            cluster=cluster,
+            kind=kind,
+            trigger=trigger,
+            requested_by=_user(user),
+            confirmed_changes=None if confirmed is None else confirmed_only(confirmed),
         )
         transaction.on_commit(lambda: _send(job))
         return job, True
@@ -127,8 +142,11 @@ def request_push(
     *,
     trigger: str = SyncJobTrigger.OPERATOR,
     user: AbstractBaseUser | AnonymousUser | None = None,
+    confirmed: Sequence[dict[str, Any]] | None = None,
 ) -> SyncJob:
-    return enqueue_once(cluster, SyncJobKind.PUSH, trigger=trigger, user=user)[0]
+    return enqueue_once(cluster, SyncJobKind.PUSH, trigger=trigger, user=user, confirmed=confirmed)[
+        0
+    ]
 
 
 def request_refresh(
@@ -293,6 +311,8 @@ def _push(job: SyncJob) -> None:
         owned = planners.owned(state)
         plan = target.plan(desired, owned)
         log("planned %d change(s)", len(plan.changes))
+        if _beyond_confirmed(job, log, as_dicts(plan.changes)):
+            return
         SyncJob.objects.filter(pk=job.pk).update(
             claimed_owned=plan.claim(owned).as_dict(), changes=as_dicts(plan.changes)
         )
@@ -314,6 +334,26 @@ def _push(job: SyncJob) -> None:
         release_cluster(cluster, job)
     if retry is not None:
         raise retry
+
+
+def _beyond_confirmed(job: SyncJob, log: JobLog, planned: list[dict[str, Any]]) -> bool:
+    """Fail the job, writing nothing, when it would make a change the operator did not
+    confirm (the policies or the cluster changed since the plan was reviewed)."""
+    if job.confirmed_changes is None:
+        return False
+    extra = unconfirmed(planned, job.confirmed_changes)
+    if not extra:
+        return False
+    shown = "; ".join(describe(change) for change in extra[:3])
+    more = f" and {len(extra) - 3} more" if len(extra) > 3 else ""
+    _fail(
+        job,
+        log,
+        f"not pushed: {len(extra)} change(s) were not in the confirmed plan ({shown}{more}); "
+        "the policies or the cluster changed since it was reviewed: review the new plan",
+        [],
+    )
+    return True
 
 
 def _finish_push(job: SyncJob, log: JobLog, desired: planners.Desired, result: Any) -> None:

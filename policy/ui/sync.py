@@ -1,14 +1,10 @@
-"""What the sync pages show: a plan's changes object by object, its digest, job timings.
+"""What the sync pages show: a plan's changes object by object, job timings.
 
-The digest is what makes "Confirm push" safe: the confirmation form carries the digest of the
-changes the operator read, the push re-plans, and pushes only when the new plan's digest is
-the same (the cluster or the policies may have changed in between).
+What makes "Confirm push" safe is in :mod:`policy.sync.confirmation`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,14 +15,6 @@ from policy.ui.policies import diff_lines
 
 # Values up to this long, on one line, are shown as before → after; others as a diff.
 INLINE_CHARS = 160
-IDENTITY = ("kind", "namespace", "name", "field", "action", "before", "after")
-
-
-def plan_digest(changes: Sequence[dict[str, Any]]) -> str:
-    """SHA-256 of the changes' identity (object, field, action, before, after), in order."""
-    canonical = [{key: change.get(key) for key in IDENTITY} for change in changes]
-    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _inline(value: str | None) -> bool:

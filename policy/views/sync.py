@@ -33,6 +33,7 @@ from policy.roles import can_edit_policy, can_push_policy, role_required
 from policy.services import sync as sync_services
 from policy.services import sync_status
 from policy.services.changes import ChangeContext, record_denied
+from policy.sync.confirmation import plan_digest
 from policy.ui import sync as present
 from policy.ui.policies import diff_lines
 from policy.views.policies import EDITORS
@@ -142,7 +143,7 @@ def _review(
         "plan": plan,
         "rows": present.change_rows(plan.changes),
         "summary": present.change_summary(plan.changes),
-        "digest": present.plan_digest(plan.changes),
+        "digest": plan_digest(plan.changes),
         "stale": stale,
         "failed": plan.status != SyncJobStatus.SUCCEEDED,
     }
@@ -179,11 +180,11 @@ def cluster_sync_push(request: HttpRequest, pk: int) -> HttpResponse:
     plan = sync_services.plan(cluster, user=request.user)
     if plan.status != SyncJobStatus.SUCCEEDED:
         return _review(request, cluster, plan, status=502)
-    if present.plan_digest(plan.changes) != reviewed:
+    if plan_digest(plan.changes) != reviewed:
         return _review(request, cluster, plan, stale=True, status=409)
     if not plan.changes:
         return _review(request, cluster, plan)
-    job = sync_services.push(cluster, user=request.user)
+    job = sync_services.push(cluster, user=request.user, confirmed=plan.changes)
     messages.success(request, f"Push #{job.pk} of {cluster.name} requested.")
     return redirect(_job_url(job))
 

@@ -23,7 +23,7 @@ from policy.models import (
 )
 from policy.services import policies
 from policy.services.changes import ChangeContext
-from policy.ui.sync import plan_digest
+from policy.sync.confirmation import plan_digest
 from tests.policy.test_pages_support import fresh_caches
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_caches")]
@@ -181,6 +181,8 @@ def test_operator_plans_confirms_and_the_policies_become_synced(
     assert response.status_code == 302
     assert response["Location"] == sync_url(policy, f"jobs/{job.pk}/")
     assert job.status == SyncJobStatus.SUCCEEDED and job.requested_by == operator
+    # The push carried the reviewed changes as its limit (policy.sync.confirmation).
+    assert plan_digest(job.confirmed_changes or []) == digest
     page = client.get(response["Location"])
     html = html_of(page)
     assert f"Push #{job.pk} of demo requested." in html

@@ -156,3 +156,36 @@ def test_manual_clusters_do_not_push_on_change(
             HTTP_IF_MATCH=policy.etag,
         )
     assert not SyncJob.objects.exists()
+
+
+def test_a_confirmed_push_writes_only_what_was_confirmed(
+    policy: NodeThresholdPolicy, run_on_commit: Any
+) -> None:
+    from policy.services import sync as sync_services
+    from policy.sync import jobs
+
+    cluster = policy.cluster
+    reviewed = sync_services.plan(cluster)
+    assert reviewed.changes  # three annotations to add
+    job = sync_services.push(cluster, confirmed=reviewed.changes)  # queued, not sent yet
+    # Someone edits the policy before a worker takes the job.
+    policy.usage_thresholds = {"cpu": 40, "memory": 80}
+    policy.save()
+    before = node_annotations(cluster.pk)
+    jobs.run_job(job.pk, "w")
+    job.refresh_from_db()
+    assert job.status == SyncJobStatus.FAILED and job.changes == []
+    assert job.error.startswith("not pushed: 3 change(s) were not in the confirmed plan (add Node")
+    assert node_annotations(cluster.pk) == before  # nothing written
+    assert ClusterSyncState.objects.get(cluster=cluster).last_push is None
+
+    # Confirming the new plan pushes it; an unconfirmed push is never merged into it.
+    fresh = sync_services.plan(cluster)
+    with run_on_commit():
+        confirmed = sync_services.push(cluster, confirmed=fresh.changes)
+    confirmed.refresh_from_db()
+    assert confirmed.status == SyncJobStatus.SUCCEEDED, confirmed.log
+    written = node_annotations(cluster.pk)
+    assert {n: json.loads(written[n] or "{}") for n in policy.node_names} == {
+        n: {"usageThresholds": {"cpu": 40, "memory": 80}} for n in policy.node_names
+    }
