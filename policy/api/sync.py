@@ -137,14 +137,24 @@ def _truthy(value: str | None) -> bool:
     return (value or "").lower() in {"1", "true", "yes", "on"}
 
 
+class PushRequestSerializer(serializers.Serializer[Any]):
+    plan = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="A succeeded dry-run of this cluster: the push writes only changes among its "
+        "own, else it fails writing nothing (the plan changed since it was reviewed).",
+    )
+
+
 class ClusterSyncView(APIView):
     """Push the cluster's policies (operators): 202 with the queued job (a push already waiting
-    is reused). With ``?dry_run=1``, 200 with the planned changes; nothing is written."""
+    is reused). With ``{"plan": <dry-run id>}`` the push is limited to that plan's changes.
+    With ``?dry_run=1``, 200 with the planned changes; nothing is written."""
 
     permission_classes = [CanPushPolicy]
 
     @extend_schema(
-        request=None,
+        request=PushRequestSerializer,
         parameters=[DRY_RUN],
         responses={202: SyncJobSerializer, 200: SyncJobSerializer},
     )
@@ -152,8 +162,24 @@ class ClusterSyncView(APIView):
         cluster = get_object_or_404(Cluster, pk=pk)
         if _truthy(request.query_params.get("dry_run")):
             return _plan_response(cluster, request)
-        job = sync_services.push(cluster, user=request.user)
+        given = PushRequestSerializer(data=request.data or {})
+        given.is_valid(raise_exception=True)
+        confirmed = None
+        if "plan" in given.validated_data:
+            confirmed = _reviewed_plan(cluster, given.validated_data["plan"]).changes
+        job = sync_services.push(cluster, user=request.user, confirmed=confirmed)
         return Response(SyncJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+def _reviewed_plan(cluster: Cluster, plan_id: int) -> SyncJob:
+    plan = SyncJob.objects.filter(
+        pk=plan_id, cluster=cluster, kind=SyncJobKind.DRY_RUN, status=SyncJobStatus.SUCCEEDED
+    ).first()
+    if plan is None:
+        raise serializers.ValidationError(
+            {"plan": [f"no succeeded dry-run {plan_id} of cluster {cluster.name}"]}
+        )
+    return plan
 
 
 def _plan_response(cluster: Cluster, request: Request) -> Response:

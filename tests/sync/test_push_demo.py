@@ -189,3 +189,27 @@ def test_a_confirmed_push_writes_only_what_was_confirmed(
     assert {n: json.loads(written[n] or "{}") for n in policy.node_names} == {
         n: {"usageThresholds": {"cpu": 40, "memory": 80}} for n in policy.node_names
     }
+
+
+def test_the_api_pushes_exactly_a_reviewed_plan(
+    api_client: Any, operator: User, policy: NodeThresholdPolicy, run_on_commit: Any
+) -> None:
+    api_client.force_login(operator)
+    base = f"/api/v1/clusters/{policy.cluster_id}"
+    assert api_client.post(f"{base}/sync/", {"plan": 999}, format="json").json()["plan"] == [
+        "no succeeded dry-run 999 of cluster demo"
+    ]
+    plan = api_client.post(f"{base}/sync/plan/").json()
+    NodeThresholdPolicy.objects.filter(pk=policy.pk).update(usage_thresholds={"cpu": 41})
+    with run_on_commit():
+        stale = api_client.post(f"{base}/sync/", {"plan": plan["id"]}, format="json")
+    assert stale.status_code == 202
+    job = SyncJob.objects.get(pk=stale.json()["id"])
+    assert job.status == SyncJobStatus.FAILED and "not in the confirmed plan" in job.error
+
+    plan = api_client.post(f"{base}/sync/plan/").json()
+    with run_on_commit():
+        done = api_client.post(f"{base}/sync/", {"plan": plan["id"]}, format="json").json()
+    job = SyncJob.objects.get(pk=done["id"])
+    assert job.status == SyncJobStatus.SUCCEEDED, job.log
+    assert [c["name"] for c in job.changes] == [c["name"] for c in plan["changes"]]
