@@ -46,6 +46,7 @@ def test_editor_compares_the_stored_configuration_with_the_defaults(
     assert baseline.get_by_label("Source", exact=True).input_value() == "stored"
     candidate = page.get_by_role("group", name="Candidate (B)")
     candidate.get_by_label("Name (optional)").fill("no LoadAware")
+    screenshot(page, "what-if-form")
     page.get_by_role("button", name="Run the comparison").click()
 
     page.wait_for_url("**/what-if/*/")
