@@ -54,5 +54,6 @@ def test_api_root_lists_the_endpoints(api_client: Any, viewer: User) -> None:
         "collect-policies",
         "policy-changes",
         "sync-jobs",
+        "what-if",
         "authorization-failures",
     }

@@ -20,7 +20,8 @@ from scoring.simulation.compare import differences, what_if
 from scoring.simulation.workload import expand_workload
 from tests.policy.test_pages_support import fresh_caches
 
-pytestmark = pytest.mark.usefixtures("fresh_caches")
+# Comparisons run in-process even when a broker is configured (tests/sync has the worker test).
+pytestmark = pytest.mark.usefixtures("fresh_caches", "celery_eager")
 __all__ = ["fresh_caches"]
 
 STORED = whatif.ConfigurationInput("stored")

@@ -17,7 +17,8 @@ from policy.views.support import clear_caches as clear_page_caches
 from policy.views.whatif_forms import SAMPLE_WORKLOAD
 from tests.ui.test_browser import log_in, make_user
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The live server runs comparisons in-process even when a broker is configured.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_eager")]
 
 Shot = Callable[[Any, str], Path]
 
