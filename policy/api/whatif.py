@@ -43,6 +43,11 @@ class ConfigurationInputSerializer(serializers.Serializer[Any]):
             "name": serializers.CharField(
                 required=False, allow_blank=True, max_length=120, help_text="Shown in the report."
             ),
+            "thresholds": serializers.BooleanField(
+                default=False,
+                help_text="Annotate the nodes as a push of the stored node threshold policies "
+                "would, instead of as the snapshot has them.",
+            ),
         }
 
 
@@ -85,9 +90,11 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
             "baseline_source",
             "baseline_label",
             "baseline",
+            "baseline_thresholds",
             "candidate_source",
             "candidate_label",
             "candidate",
+            "candidate_thresholds",
             "error",
             "result",
             "requested_by",
@@ -150,4 +157,6 @@ class WhatIfViewSet(
 
 
 def _side(data: dict[str, Any]) -> whatif.ConfigurationInput:
-    return whatif.ConfigurationInput(data["source"], data.get("yaml", ""), data.get("name", ""))
+    return whatif.ConfigurationInput(
+        data["source"], data.get("yaml", ""), data.get("name", ""), data.get("thresholds", False)
+    )

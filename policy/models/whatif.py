@@ -36,9 +36,19 @@ class WhatIfRun(models.Model):
     baseline_source = models.CharField(max_length=16, choices=ConfigurationSource.choices)
     baseline_label = models.CharField(max_length=120)
     baseline = models.JSONField(null=True, blank=True, help_text="None: the defaults.")
+    baseline_thresholds = models.BooleanField(
+        default=False,
+        help_text="Node annotations as a push of the stored node threshold policies would "
+        "write them, instead of as the snapshot has them.",
+    )
     candidate_source = models.CharField(max_length=16, choices=ConfigurationSource.choices)
     candidate_label = models.CharField(max_length=120)
     candidate = models.JSONField(null=True, blank=True, help_text="None: the defaults.")
+    candidate_thresholds = models.BooleanField(
+        default=False,
+        help_text="Node annotations as a push of the stored node threshold policies would "
+        "write them, instead of as the snapshot has them.",
+    )
     status = models.CharField(
         max_length=16, choices=WhatIfStatus.choices, default=WhatIfStatus.QUEUED
     )

@@ -112,14 +112,15 @@ def local_time(cluster: Cluster, at: datetime | None) -> datetime:
 
 
 def render_node_thresholds(
-    cluster: Cluster, at: datetime | None = None
+    cluster: Cluster, at: datetime | None = None, stored: ClusterSnapshot | None = None
 ) -> tuple[ClusterSnapshot, datetime, list[NodeThreshold]]:
-    """Each node of the newest snapshot with the annotation value it gets at ``at`` (now).
+    """Each node of the newest snapshot (or ``stored``) with the annotation value it gets at
+    ``at`` (now).
 
     Enabled policies whose time window contains ``at`` (in the cluster's time zone) compete;
     the highest priority wins, then the oldest policy.
     """
-    stored = latest_snapshot(cluster)
+    stored = stored or latest_snapshot(cluster)
     snapshot = _engine_snapshot(stored)
     local = local_time(cluster, at)
     policies = list(cluster.threshold_policies.filter(enabled=True).order_by("-priority", "id"))

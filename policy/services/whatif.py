@@ -24,7 +24,15 @@ from django.utils import timezone
 
 from policy.choices import ConfigurationSource, WhatIfStatus, WorkloadSource
 from policy.engine import engine_for, snapshot_for
-from policy.models import Cluster, ClusterSnapshot, SchedulerConfiguration, WhatIfRun
+from policy.models import (
+    Cluster,
+    ClusterSnapshot,
+    ClusterSyncState,
+    SchedulerConfiguration,
+    WhatIfRun,
+)
+from policy.services import rendering
+from policy.sync.appliers import as_pushed
 from scoring.config import validate_configuration
 from scoring.engine import Engine
 from scoring.errors import InputError
@@ -37,7 +45,7 @@ from scoring.simulation.metrics import (
     utilization,
 )
 from scoring.simulation.simulator import SimulationRun
-from scoring.simulation.workload import expand_workload
+from scoring.simulation.workload import TooManyPods, expand_workload
 from scoring.snapshot import Snapshot
 
 logger = logging.getLogger(__name__)
@@ -63,11 +71,14 @@ class Cancelled(Exception):
 
 @dataclass(frozen=True)
 class ConfigurationInput:
-    """One side of the comparison as asked for: a source, YAML for ``custom``, a label."""
+    """One side of the comparison as asked for: a source, YAML for ``custom``, a label, and
+    whether node annotations come from the stored node threshold policies (as a push would
+    write them) rather than from the snapshot."""
 
     source: str
     text: str = ""
     label: str = ""
+    thresholds: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,6 +86,7 @@ class ResolvedConfiguration:
     source: str
     label: str
     document: dict[str, Any] | None  # None: kube-scheduler's defaults
+    thresholds: bool = False
 
 
 def stored_configuration(cluster: Cluster) -> SchedulerConfiguration | None:
@@ -87,19 +99,19 @@ def resolve_configuration(
     """The document a side runs with; errors name ``field`` and the configuration field."""
     label = wanted.label.strip()[:120]
     if wanted.source == ConfigurationSource.DEFAULTS:
-        return ResolvedConfiguration(wanted.source, label or "kube-scheduler defaults", None)
-    if wanted.source == ConfigurationSource.STORED:
+        label, document = label or "kube-scheduler defaults", None
+    elif wanted.source == ConfigurationSource.STORED:
         stored = stored_configuration(cluster)
         if stored is None:
             raise WhatIfInvalid(
                 {field: [f"cluster {cluster.name} has no stored scheduler configuration"]}
             )
-        return ResolvedConfiguration(
-            wanted.source, label or f"stored configuration v{stored.version}", stored.to_document()
-        )
-    if wanted.source != ConfigurationSource.CUSTOM:
+        label, document = label or f"stored configuration v{stored.version}", stored.to_document()
+    elif wanted.source == ConfigurationSource.CUSTOM:
+        label, document = label or "custom YAML", _custom(wanted, field)
+    else:
         raise WhatIfInvalid({field: [f"unknown configuration source {wanted.source!r}"]})
-    return ResolvedConfiguration(wanted.source, label or "custom YAML", _custom(wanted, field))
+    return ResolvedConfiguration(wanted.source, label, document, wanted.thresholds)
 
 
 def _custom(wanted: ConfigurationInput, field: str) -> dict[str, Any]:
@@ -136,9 +148,14 @@ def workload_manifests(
     if not text.strip():
         raise WhatIfInvalid({"workload": ["paste or upload the workload's manifests"]})
     warnings: list[str] = []
+    limit = settings.WHATIF_MAX_PODS
     try:
         objects = list(flatten(parse_documents(text, "workload"), "workload"))
-        manifests = expand_workload(objects, warn=warnings.append)
+        manifests = expand_workload(objects, warn=warnings.append, limit=limit)
+    except TooManyPods:
+        raise WhatIfInvalid(
+            {"workload": [f"more than {limit} pods: at most {limit} per comparison"]}
+        ) from None
     except InputError as exc:
         raise WhatIfInvalid({"workload": [str(exc)]}) from None
     if not manifests:
@@ -215,9 +232,11 @@ def start(
         baseline_source=sides[0].source,
         baseline_label=sides[0].label,
         baseline=sides[0].document,
+        baseline_thresholds=sides[0].thresholds,
         candidate_source=sides[1].source,
         candidate_label=sides[1].label,
         candidate=sides[1].document,
+        candidate_thresholds=sides[1].thresholds,
         progress_total=2 * len(pods),
         requested_by=user if isinstance(user, User) else None,
     )
@@ -281,7 +300,7 @@ def execute(run_id: int, worker: str = "") -> str | None:
     """Run comparison ``run_id`` if it is still queued; its final status (None: not claimed)."""
     if not claim(run_id, worker):
         return None
-    run = WhatIfRun.objects.select_related("cluster", "snapshot").get(pk=run_id)
+    run = WhatIfRun.objects.select_related("cluster").get(pk=run_id)
     progress = _Progress(run_id)
     try:
         result = _compare(run, progress)
@@ -308,27 +327,53 @@ def _finish(
 
 
 def _compare(run: WhatIfRun, progress: _Progress) -> dict[str, Any]:
-    stored = run.snapshot
+    stored = (
+        ClusterSnapshot.snapshots.summaries().filter(pk=run.snapshot_id).first()
+        if run.snapshot_id is not None
+        else None
+    )
     if stored is None:
         raise WhatIfInvalid({"snapshot": ["the starting snapshot was deleted; run it again"]})
-    snapshot = snapshot_for(ClusterSnapshot.snapshots.defer("objects").get(pk=stored.pk))
+    snapshot = snapshot_for(stored)
     manifests, _ = workload_manifests(run.workload_source, run.workload, snapshot)
     pods = _pods(manifests)
     sides = [
-        ResolvedConfiguration(run.baseline_source, run.baseline_label, run.baseline),
-        ResolvedConfiguration(run.candidate_source, run.candidate_label, run.candidate),
+        ResolvedConfiguration(
+            run.baseline_source, run.baseline_label, run.baseline, run.baseline_thresholds
+        ),
+        ResolvedConfiguration(
+            run.candidate_source, run.candidate_label, run.candidate, run.candidate_thresholds
+        ),
     ]
     engines = _engines(sides, pods)
     now = run.snapshot_taken_at
+    pushed = _as_pushed(run, stored) if any(side.thresholds for side in sides) else None
+    starts = [pushed[0] if pushed and side.thresholds else snapshot for side in sides]
     runs = what_if(
         snapshot,
         pods,
         now,
         [(side.label, engine) for side, engine in zip(sides, engines, strict=True)],
         progress=progress,
+        starts=starts,
     )
     progress(2 * len(pods), force=True)
-    return report(snapshot, engines[0], pods, runs)
+    result = report(starts[0], engines[0], pods, runs)
+    for side, entry in zip(sides, result["runs"], strict=True):
+        entry["thresholdsFromPolicies"] = side.thresholds
+        entry["annotationsChanged"] = pushed[1] if pushed and side.thresholds else 0
+    return result
+
+
+def _as_pushed(run: WhatIfRun, stored: ClusterSnapshot) -> tuple[Snapshot, int]:
+    """The starting snapshot with the node annotations a push of the stored node threshold
+    policies would write (at the snapshot's time), and how many nodes that changes."""
+    _, _, rows = rendering.render_node_thresholds(run.cluster, run.snapshot_taken_at, stored)
+    state = ClusterSyncState.objects.filter(cluster=run.cluster).first()
+    owned = set(state.owned_nodes) if state else set()
+    objects = ClusterSnapshot.snapshots.values_list("objects", flat=True).get(pk=stored.pk)
+    changed, count = as_pushed(objects, {row.node: row.value for row in rows}, owned)
+    return Snapshot.from_objects(changed, warn=lambda _: None), count
 
 
 def report(

@@ -9,6 +9,8 @@ whose Node annotations carry the thresholds, so the engine sees them.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -256,15 +258,6 @@ class DemoTarget:
             self._stored = ClusterSnapshot.snapshots.get(pk=summary.pk)
         return self._stored
 
-    def _nodes(self) -> dict[str, dict[str, Any]]:
-        nodes = {}
-        for obj in self._snapshot().objects:
-            if obj.get("kind") == "Node":
-                # Synthetic nodes have no resourceVersion; the plan's Changes want one.
-                metadata = {"resourceVersion": "0", **obj["metadata"]}
-                nodes[metadata["name"]] = {**obj, "metadata": metadata}
-        return nodes
-
     def plan(self, desired: Desired, owned: Owned) -> PushPlan:
         c = self.cluster
         plan = PushPlan()
@@ -283,7 +276,10 @@ class DemoTarget:
             )
         # The gateway's own (pure) planner, so ownership rules are the same as on a cluster.
         plan.nodes = gw._plan_nodes(
-            self._nodes(), desired.annotations, owned.nodes, USAGE_THRESHOLDS_ANNOTATION
+            snapshot_nodes(self._snapshot().objects),
+            desired.annotations,
+            owned.nodes,
+            USAGE_THRESHOLDS_ANNOTATION,
         )
         if desired.manage_slo:
             plan.slo.notes.append(
@@ -293,21 +289,8 @@ class DemoTarget:
 
     def apply(self, desired: Desired, owned: Owned, plan: PushPlan) -> PushResult:
         after = plan.owned_after(owned)
-        node_changes = {change.name: change for change in plan.nodes}
-        if node_changes:
-            objects = copy.deepcopy(self._snapshot().objects)
-            for obj in objects:
-                change = (
-                    node_changes.get(obj["metadata"]["name"]) if obj.get("kind") == "Node" else None
-                )
-                if change is None:
-                    continue
-                annotations = dict(obj["metadata"].get("annotations") or {})
-                if change.after is None:
-                    annotations.pop(USAGE_THRESHOLDS_ANNOTATION, None)
-                else:
-                    annotations[USAGE_THRESHOLDS_ANNOTATION] = change.after
-                obj["metadata"]["annotations"] = annotations
+        if plan.nodes:
+            objects = with_node_changes(self._snapshot().objects, plan.nodes.changes)
             store_derived_snapshot(self._snapshot(), objects)
         return PushResult(list(plan.changes), plan.notes, after)
 
@@ -323,6 +306,45 @@ class DemoTarget:
         drift = annotation_drift_from(nodes, dict(state.annotations or {}))
         partial = RefreshResult(drift)
         return objects, now, partial
+
+
+def snapshot_nodes(objects: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """A snapshot's Node objects by name, as the gateway's node planner reads them."""
+    nodes = {}
+    for obj in objects:
+        if obj.get("kind") == "Node":
+            # Synthetic nodes have no resourceVersion; the plan's Changes want one.
+            metadata = {"resourceVersion": "0", **obj["metadata"]}
+            nodes[metadata["name"]] = {**obj, "metadata": metadata}
+    return nodes
+
+
+def with_node_changes(
+    objects: Sequence[dict[str, Any]], changes: Sequence[gw.Change]
+) -> list[dict[str, Any]]:
+    """A copy of ``objects`` with the planned usage-threshold annotation changes made."""
+    by_node = {change.name: change for change in changes}
+    result = copy.deepcopy(list(objects))
+    for obj in result:
+        change = by_node.get(obj["metadata"]["name"]) if obj.get("kind") == "Node" else None
+        if change is None:
+            continue
+        annotations = dict(obj["metadata"].get("annotations") or {})
+        if change.after is None:
+            annotations.pop(USAGE_THRESHOLDS_ANNOTATION, None)
+        else:
+            annotations[USAGE_THRESHOLDS_ANNOTATION] = change.after
+        obj["metadata"]["annotations"] = annotations
+    return result
+
+
+def as_pushed(
+    objects: Sequence[dict[str, Any]], desired: Mapping[str, str | None], owned: AbstractSet[str]
+) -> tuple[list[dict[str, Any]], int]:
+    """``objects`` as a push of the ``desired`` node annotations would leave them (schedboard's
+    ownership rules: it removes only what it wrote), and how many nodes it would change."""
+    plan = gw._plan_nodes(snapshot_nodes(objects), desired, owned, USAGE_THRESHOLDS_ANNOTATION)
+    return with_node_changes(objects, plan.changes), len(plan.changes)
 
 
 def store_derived_snapshot(

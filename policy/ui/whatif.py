@@ -39,6 +39,7 @@ def _better(a: float | None, b: float | None, lower_is_better: bool = True) -> i
 def metrics(runs: Sequence[Mapping[str, Any]], resources: Sequence[str]) -> list[Metric]:
     a, b = runs
     rows = [
+        Metric("node thresholds", (_thresholds(a), _thresholds(b)), None),
         Metric(
             "pods placed",
             (str(a["placed"]), str(b["placed"])),
@@ -78,6 +79,13 @@ def metrics(runs: Sequence[Mapping[str, Any]], resources: Sequence[str]) -> list
             ),
         ]
     return rows
+
+
+def _thresholds(run: Mapping[str, Any]) -> str:
+    if not run.get("thresholdsFromPolicies"):
+        return "as the snapshot has them"
+    changed = run.get("annotationsChanged", 0)
+    return f"stored policies ({changed} node{'s' if changed != 1 else ''} changed)"
 
 
 def _count(value: int | None) -> str:

@@ -75,8 +75,18 @@ def _side_initial(run: WhatIfRun, side: str) -> dict[str, Any]:
         if getattr(run, f"{side}_source") == ConfigurationSource.STORED
         else getattr(run, f"{side}_source"),
         "label": getattr(run, f"{side}_label"),
+        "thresholds": getattr(run, f"{side}_thresholds"),
         "yaml": "" if document is None else yaml.safe_dump(document, sort_keys=False),
     }
+
+
+def _side_input(data: dict[str, Any], side: str) -> whatif.ConfigurationInput:
+    return whatif.ConfigurationInput(
+        data[f"{side}_source"],
+        data.get(f"{side}_yaml") or "",
+        data.get(f"{side}_label") or "",
+        bool(data.get(f"{side}_thresholds")),
+    )
 
 
 def _start(request: HttpRequest, form: WhatIfForm) -> WhatIfRun | None:
@@ -86,14 +96,8 @@ def _start(request: HttpRequest, form: WhatIfForm) -> WhatIfRun | None:
             data["cluster"],
             workload_source=data["workload_source"],
             workload=data.get("workload") or "",
-            baseline=whatif.ConfigurationInput(
-                data["baseline_source"], data.get("baseline_yaml") or "", data["baseline_label"]
-            ),
-            candidate=whatif.ConfigurationInput(
-                data["candidate_source"],
-                data.get("candidate_yaml") or "",
-                data["candidate_label"],
-            ),
+            baseline=_side_input(data, "baseline"),
+            candidate=_side_input(data, "candidate"),
             user=request.user,
         )
     except whatif.WhatIfInvalid as exc:

@@ -38,6 +38,10 @@ spec:
 """
 
 SIDES = (("baseline", "Baseline (A)"), ("candidate", "Candidate (B)"))
+THRESHOLDS_HELP = (
+    "Annotate the nodes as a push of the stored node threshold policies would (at the "
+    "snapshot's time), instead of as the snapshot has them: what-if for threshold edits."
+)
 
 
 def _yaml_area(rows: int) -> forms.Textarea:
@@ -65,6 +69,11 @@ class WhatIfForm(forms.Form):
     upload = forms.FileField(required=False, label="…or upload a manifest file")
     baseline_source = forms.ChoiceField(label="Source", choices=ConfigurationSource.choices)
     baseline_label = forms.CharField(required=False, max_length=120, label="Name (optional)")
+    baseline_thresholds = forms.BooleanField(
+        required=False,
+        label="Node thresholds from the stored node threshold policies",
+        help_text=THRESHOLDS_HELP,
+    )
     baseline_yaml = forms.CharField(
         required=False,
         label="YAML (a KubeSchedulerConfiguration; read when the source is YAML)",
@@ -72,6 +81,11 @@ class WhatIfForm(forms.Form):
     )
     candidate_source = forms.ChoiceField(label="Source", choices=ConfigurationSource.choices)
     candidate_label = forms.CharField(required=False, max_length=120, label="Name (optional)")
+    candidate_thresholds = forms.BooleanField(
+        required=False,
+        label="Node thresholds from the stored node threshold policies",
+        help_text=THRESHOLDS_HELP,
+    )
     candidate_yaml = forms.CharField(
         required=False,
         label="YAML (a KubeSchedulerConfiguration; read when the source is YAML)",
@@ -100,6 +114,7 @@ class WhatIfForm(forms.Form):
                 "legend": legend,
                 "source": self[f"{name}_source"],
                 "label": self[f"{name}_label"],
+                "thresholds": self[f"{name}_thresholds"],
                 "yaml": self[f"{name}_yaml"],
             }
             for name, legend in SIDES

@@ -43,12 +43,14 @@ def what_if(
     *,
     use_cache: bool = True,
     progress: Callable[[int], None] | None = None,
+    starts: Sequence[Snapshot] | None = None,
 ) -> list[SimulationRun]:
     """Place ``pods`` under each ``(label, engine)`` on its own copy of ``snapshot``.
 
     Every pod is routed in every configuration before anything is placed, so a missing profile
     is reported before any work is done. ``progress`` gets the pods done over all runs (of
-    ``len(pods) * len(configurations)``).
+    ``len(pods) * len(configurations)``). ``starts`` gives each configuration its own starting
+    snapshot instead (the same nodes, e.g. with other node annotations).
     """
     for _, engine in configurations:
         for pod in pods:
@@ -57,9 +59,12 @@ def what_if(
     for k, (label, engine) in enumerate(configurations):
         offset = k * len(pods)
         step = None if progress is None else _offset(progress, offset)
+        start = snapshot if starts is None else starts[k]
+        if start.node_names != snapshot.node_names:
+            raise ValueError("every starting snapshot must have the same nodes, in order")
         runs.append(
             simulate(
-                engine, snapshot.copy(), pods, now, use_cache=use_cache, label=label, progress=step
+                engine, start.copy(), pods, now, use_cache=use_cache, label=label, progress=step
             )
         )
     return runs

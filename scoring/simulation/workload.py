@@ -256,12 +256,35 @@ _EXPANDERS: dict[tuple[str, str], Callable[[Mapping[str, Any], _Namer], Iterator
 }
 
 
+class TooManyPods(InputError):
+    """The workload expands to more pods than allowed (found before they are all made)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"the workload has more than {limit} pods")
+
+
 def expand_workload(
-    objects: Iterable[Mapping[str, Any]], *, seed: int = 0, warn: Warn | None = None
+    objects: Iterable[Mapping[str, Any]],
+    *,
+    seed: int = 0,
+    warn: Warn | None = None,
+    limit: int | None = None,
 ) -> list[Mapping[str, Any]]:
-    """Pod manifests for ``objects``, in order; other kinds are skipped with a warning."""
+    """Pod manifests for ``objects``, in order; other kinds are skipped with a warning.
+
+    ``limit`` stops with :class:`TooManyPods` as soon as one pod more would be made, so a
+    ``replicas: 1000000000`` costs nothing.
+    """
     namer = _Namer(seed)
     pods: list[Mapping[str, Any]] = []
+
+    def add(items: Iterable[Mapping[str, Any]]) -> None:
+        for pod in items:
+            if limit is not None and len(pods) >= limit:
+                raise TooManyPods(limit)
+            pods.append(pod)
+
     for obj in objects:
         api_version = str(obj.get("apiVersion") or "")
         group = api_version.split("/")[0] if "/" in api_version else ""
@@ -271,9 +294,9 @@ def expand_workload(
             meta = obj.get("metadata")
             if isinstance(meta, Mapping) and meta.get("name"):
                 namer.claim(str(meta.get("namespace") or "default"), str(meta["name"]))
-            pods.append(obj)
+            add([obj])
         elif expander is not None:
-            pods.extend(expander(obj, namer))
+            add(expander(obj, namer))
         elif warn is not None:
             warn(f"warning: ignoring {api_version} {_describe(obj)}: kind not read")
     return pods

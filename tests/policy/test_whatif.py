@@ -11,7 +11,14 @@ from django.urls import reverse
 
 from policy.choices import WhatIfStatus
 from policy.engine import engine_for, snapshot_for
-from policy.models import Cluster, ClusterSnapshot, SchedulerConfiguration, WhatIfRun
+from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION as KEY
+from policy.models import (
+    Cluster,
+    ClusterSnapshot,
+    NodeThresholdPolicy,
+    SchedulerConfiguration,
+    WhatIfRun,
+)
 from policy.services import seed_demo_policies, whatif
 from policy.views.whatif_forms import SAMPLE_WORKLOAD
 from scoring.loading import flatten, parse_documents
@@ -87,7 +94,11 @@ def test_invalid_inputs_name_the_field_and_the_rule(cluster: Cluster) -> None:
 
 def test_the_pod_limit_is_enforced(cluster: Cluster, settings: Any) -> None:
     settings.WHATIF_MAX_PODS = 39
-    assert errors_of(cluster)["workload"] == ["40 pods; at most 39 per comparison"]
+    assert errors_of(cluster)["workload"] == ["more than 39 pods: at most 39 per comparison"]
+    huge = SAMPLE_WORKLOAD.replace("replicas: 40", "replicas: 1000000000")
+    assert errors_of(cluster, workload=huge)["workload"][0].startswith("more than 39 pods")
+    settings.WHATIF_MAX_PODS = 11
+    assert "12 pods; at most 11" in errors_of(cluster, workload_source="pending")["workload"][0]
 
 
 def test_a_cluster_without_stored_configuration_cannot_use_it(
@@ -318,3 +329,40 @@ def test_the_api_starts_a_comparison_and_names_bad_fields(
     api_client.force_login(editor)
     cancel = api_client.post(f"/api/v1/what-if/{run['id']}/cancel/")
     assert cancel.status_code == 400 and cancel.json()["status"] == ["the comparison is succeeded"]
+
+
+def test_a_side_can_use_the_stored_node_threshold_policies(
+    cluster: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    stored = ClusterSnapshot.snapshots.get(cluster=cluster)
+    # Nodes without someone else's annotation (a push leaves those alone).
+    names = sorted(
+        o["metadata"]["name"]
+        for o in stored.objects
+        if o["kind"] == "Node" and KEY not in (o["metadata"].get("annotations") or {})
+    )
+    strict = names[:6]  # a policy no node can meet: cpu usage at most 1%
+    NodeThresholdPolicy.objects.create(
+        cluster=cluster, name="strict", node_names=strict, usage_thresholds={"cpu": 1}
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        run = start(
+            cluster,
+            baseline=STORED,
+            candidate=whatif.ConfigurationInput("stored", label="with policies", thresholds=True),
+        )
+    run.refresh_from_db()
+    assert run.status == WhatIfStatus.SUCCEEDED, run.error
+    a, b = run.result["runs"]
+    assert (a["thresholdsFromPolicies"], b["thresholdsFromPolicies"]) == (False, True)
+    assert b["annotationsChanged"] == len(strict)
+    placed_on = {side: set() for side in "ab"}
+    for moved in run.result["differences"]:
+        for side, node in zip("ab", moved["nodes"], strict=True):
+            placed_on[side].add(node)
+    assert placed_on["a"] & set(strict)  # without the policy, pods land there
+    assert not placed_on["b"] & set(strict)  # with it, LoadAware keeps them away
+    over = b["utilization"]["cpu"]["overThreshold"] - a["utilization"]["cpu"]["overThreshold"]
+    assert over >= len(strict) - 1  # the strict nodes are over their (new) threshold
+    untouched = ClusterSnapshot.snapshots.get(pk=stored.pk).objects
+    assert untouched == stored.objects  # nothing was written

@@ -190,3 +190,19 @@ def test_bad_controllers_are_input_errors_naming_object_and_field(
 
 def test_zero_replicas_make_no_pods() -> None:
     assert expand_workload([controller("Deployment", replicas=0)]) == []
+
+
+def test_a_limit_stops_expansion_before_the_pods_are_made() -> None:
+    from scoring.simulation.workload import TooManyPods
+
+    huge = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "huge"},
+        "spec": {"replicas": 10**12, "template": {"spec": {"containers": [{"name": "c"}]}}},
+    }
+    with pytest.raises(TooManyPods) as caught:
+        expand_workload([huge], limit=5)
+    assert caught.value.limit == 5 and str(caught.value) == "the workload has more than 5 pods"
+    huge["spec"]["replicas"] = 5
+    assert len(expand_workload([huge], limit=5)) == 5
