@@ -118,13 +118,13 @@ def _custom(wanted: ConfigurationInput, field: str) -> dict[str, Any]:
     if not wanted.text.strip():
         raise WhatIfInvalid({field: ["paste a KubeSchedulerConfiguration"]})
     try:
-        documents = parse_documents(wanted.text, field)
+        documents = parse_documents(wanted.text, "YAML")
     except InputError as exc:
         raise WhatIfInvalid({field: [str(exc)]}) from None
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise WhatIfInvalid({field: ["expected one KubeSchedulerConfiguration object"]})
     try:
-        _, errors = validate_configuration(documents[0], source_name=field)
+        _, errors = validate_configuration(documents[0], source_name="YAML")
     except InputError as exc:
         raise WhatIfInvalid({field: [str(exc)]}) from None
     if errors:
