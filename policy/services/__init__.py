@@ -67,12 +67,14 @@ def seed_demo_policies(cluster: Cluster) -> bool:
     """Give a cluster without a scheduler configuration the demo's, recorded in the history as
     a system change: ``default-scheduler`` spreading with Koordinator's LoadAwareScheduling
     (its default args), and ``batch-scheduler`` (the demo's batch pods) packing nodes
-    (NodeResourcesFit MostAllocated) under the same LoadAware guard. False when the cluster
-    already has a configuration."""
+    (NodeResourcesFit MostAllocated) under the same LoadAware guard; and a node threshold
+    policy giving the memory-optimized pool its own thresholds (not pushed yet, so the sync
+    page has something to show). False when the cluster already has a configuration."""
     from policy.models import SchedulerConfiguration
     from policy.services.changes import ChangeContext
     from policy.services.policies import (
         LoadAwareArgsService,
+        NodeThresholdPolicyService,
         ProfileService,
         SchedulerConfigurationService,
     )
@@ -100,6 +102,16 @@ def seed_demo_policies(cluster: Cluster) -> bool:
                 ctx,
             )
             LoadAwareArgsService().create({"profile": profile}, ctx)
+        NodeThresholdPolicyService().create(
+            {
+                "cluster": cluster,
+                "name": "memory-pool",
+                "description": "Memory-optimized nodes: more cpu headroom, less memory.",
+                "node_selector": {"matchLabels": {"pool": "memory"}},
+                "usage_thresholds": {"cpu": 80, "memory": 85},
+            },
+            ctx,
+        )
     return True
 
 

@@ -48,7 +48,8 @@ def test_the_command_stores_demo_policies_once_that_serve_every_demo_pod() -> No
     ]
     assert out.getvalue().count("Stored the demo scheduler configuration") == 1
     created = PolicyChange.objects.filter(source="system", action="create")
-    assert created.count() == 5  # the configuration, 2 profiles and their LoadAware args
+    # The configuration, 2 profiles and their LoadAware args, a node threshold policy.
+    assert created.count() == 6
     engine = engine_for(configuration.to_document())
     pending = snapshot_for(ClusterSnapshot.snapshots.defer("objects").latest()).pending
     assert pending and all(engine.framework_for(pod) for pod in pending)
