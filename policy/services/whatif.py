@@ -52,6 +52,7 @@ logger = logging.getLogger(__name__)
 
 MAX_WORKLOAD_BYTES = 2 * 1024 * 1024
 MAX_LISTED = 500  # pods placed differently / unschedulable kept per run
+SPREAD_BINS = 10  # workload pods per node: 0 … 9, then "10 or more"
 TOP_REASONS = 10
 PROGRESS_INTERVAL = 0.5  # seconds between progress writes
 STALLED_AFTER = 300  # seconds without a heartbeat before a running comparison is stalled
@@ -406,6 +407,16 @@ def _state(
     }
 
 
+def pods_per_node(run: SimulationRun) -> list[int]:
+    """How many nodes got 0, 1, … :data:`SPREAD_BINS` or more of the workload's pods: a
+    spreading configuration fills the low bins, a packing one the ends."""
+    placed = Counter(p.node for p in run.placements if p.node is not None)
+    bins = [0] * (SPREAD_BINS + 1)
+    for name in run.snapshot.node_names:
+        bins[min(placed.get(name, 0), SPREAD_BINS)] += 1
+    return bins
+
+
 def _side(run: SimulationRun, resources: Sequence[str]) -> dict[str, Any]:
     failed = [p for p in run.placements if p.node is None]
     reasons = Counter(p.reason or "" for p in failed)
@@ -415,6 +426,7 @@ def _side(run: SimulationRun, resources: Sequence[str]) -> dict[str, Any]:
         "unschedulable": run.unschedulable,
         **_state(run.snapshot, run.engine, run.now, resources),
         "reasons": [{"reason": r, "pods": n} for r, n in reasons.most_common(TOP_REASONS)],
+        "podsPerNode": pods_per_node(run),
         "unschedulablePods": [{"pod": p.pod.key, "reason": p.reason} for p in failed[:MAX_LISTED]],
         "seconds": round(run.seconds, 3),
         "cache": None if run.cache is None else run.cache.to_dict(),

@@ -145,6 +145,23 @@ def outcome_chart(result: Mapping[str, Any], resources: Sequence[str]) -> SafeSt
     )
 
 
+def spread_chart(result: Mapping[str, Any]) -> SafeString | None:
+    """Nodes by how many of the workload's pods they got, under each configuration."""
+    sides = [run.get("podsPerNode") for run in result["runs"]]
+    if any(side is None for side in sides):
+        return None  # a report from before this chart
+    count = len(sides[0])
+    labels = [str(k) if k < count - 1 else f"≥{k}" for k in range(count)]
+    busiest = [_top(side) for side in sides]
+    return charts.compared_bars(
+        labels,
+        [(run["config"], side) for run, side in zip(result["runs"], sides, strict=True)],
+        label="Nodes by the number of the workload's pods they got: "
+        f"at most {labels[busiest[0]]} under A, {labels[busiest[1]]} under B",
+        counts=True,
+    )
+
+
 def moved_pods(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [
         {"pod": d["pod"], "baseline": d["nodes"][0], "candidate": d["nodes"][1]}

@@ -176,6 +176,7 @@ def whatif_detail(request: HttpRequest, pk: int) -> HttpResponse:
             sides=result["runs"],
             metrics=present.metrics(result["runs"], resources),
             outcome=present.outcome_chart(result, resources),
+            spread=present.spread_chart(result),
             distributions=[
                 {"resource": name, "chart": chart}
                 for name in resources

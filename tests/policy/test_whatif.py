@@ -134,6 +134,13 @@ def test_a_run_matches_the_engine_on_the_same_inputs(
     assert result["differences"][0] == moved[0].to_dict()
     for side in [result["before"], *result["runs"]]:
         assert sum(side["distribution"]["cpu"]) == stored.node_count
+    for side, run_ in zip(result["runs"], expected, strict=True):
+        bins = side["podsPerNode"]
+        assert sum(bins) == stored.node_count
+        per_node = [
+            sum(1 for p in run_.placements if p.node == n) for n in run_.snapshot.node_names
+        ]
+        assert bins == [sum(1 for n in per_node if min(n, 10) == k) for k in range(11)]
     # LoadAware is in the stored configuration only.
     assert result["runs"][0]["utilization"]["cpu"]["overThreshold"] is not None
     assert result["runs"][1]["utilization"]["cpu"]["overThreshold"] is None
@@ -249,7 +256,7 @@ def test_an_editor_runs_a_comparison_and_reads_it(
         "whatif-detail", args=[run.pk]
     )
     html = page(client, viewer, response["Location"]).content.decode()
-    assert html.count('role="img"') >= 3  # outcome + cpu and memory distributions
+    assert html.count('role="img"') >= 4  # outcome, cpu and memory distributions, pods per node
     assert "Pods placed differently" in html
     moved = run.result["differences"][0]
     assert f'<th scope="row">{moved["pod"]}</th>' in html
