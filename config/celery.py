@@ -36,4 +36,9 @@ app.conf.beat_schedule = {
         "schedule": 60.0,
         "options": {"expires": 50},
     },
+    "recover-what-ifs": {
+        "task": "policy.tasks.recover_what_ifs",
+        "schedule": 60.0,
+        "options": {"expires": 50},
+    },
 }

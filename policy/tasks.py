@@ -135,3 +135,9 @@ def recover_sync_jobs() -> list[int]:
 def run_what_if(self: Any, run_id: int) -> str | None:
     """Run what-if comparison ``run_id``; its final status (None: already claimed or gone)."""
     return whatif.execute(run_id, worker=_worker_name(self))
+
+
+@shared_task
+def recover_what_ifs() -> dict[str, list[int]]:
+    """Beat: re-send lost comparisons, fail the ones whose worker died."""
+    return whatif.recover()

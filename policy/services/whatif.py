@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -285,6 +285,34 @@ class _Progress:
         )
         if not alive:
             raise Cancelled
+
+
+def recover(now: datetime | None = None) -> dict[str, list[int]]:
+    """Beat: a queued comparison no worker took (its message was lost) is sent again; a
+    running one whose worker stopped reporting is marked failed, with the reason, so nobody
+    waits on it (its inputs are kept: "Run again" starts it afresh)."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=STALLED_AFTER)
+    lost = list(
+        WhatIfRun.objects.filter(status=WhatIfStatus.QUEUED, created__lt=cutoff).values_list(
+            "pk", flat=True
+        )
+    )
+    for run_id in lost:
+        logger.warning("what-if %s was never taken by a worker; sending it again", run_id)
+        _enqueue(run_id)
+    stalled_ids = list(
+        WhatIfRun.objects.filter(status=WhatIfStatus.RUNNING, heartbeat__lt=cutoff).values_list(
+            "pk", flat=True
+        )
+    )
+    WhatIfRun.objects.filter(pk__in=stalled_ids, status=WhatIfStatus.RUNNING).update(
+        status=WhatIfStatus.FAILED,
+        finished=now,
+        error=f"the worker stopped reporting for over {STALLED_AFTER // 60} minutes "
+        "(killed or restarted); run it again",
+    )
+    return {"resent": lost, "failed": stalled_ids}
 
 
 def claim(run_id: int, worker: str) -> bool:

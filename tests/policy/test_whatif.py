@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from policy.choices import WhatIfStatus
 from policy.engine import engine_for, snapshot_for
@@ -177,6 +179,23 @@ def test_a_run_is_claimed_once_and_a_cancelled_one_stops(cluster: Cluster) -> No
     assert whatif.execute(run.pk) is None  # nothing left to claim
     run.refresh_from_db()
     assert (run.status, run.progress_done) == (WhatIfStatus.CANCELLED, 3)
+
+
+def test_recovery_resends_lost_runs_and_fails_stalled_ones(
+    cluster: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    lost = start(cluster)  # its message never reached a worker
+    stalled = start(cluster)
+    assert whatif.claim(stalled.pk, "gone")
+    fresh = start(cluster)
+    later = timezone.now() + timedelta(seconds=whatif.STALLED_AFTER + 1)
+    WhatIfRun.objects.filter(pk=fresh.pk).update(created=later)
+    assert whatif.recover(later) == {"resent": [lost.pk], "failed": [stalled.pk]}
+    for run in (lost, stalled, fresh):
+        run.refresh_from_db()
+    assert lost.status == WhatIfStatus.SUCCEEDED  # sent again: the eager worker ran it
+    assert stalled.status == WhatIfStatus.FAILED and "stopped reporting" in stalled.error
+    assert fresh.status == WhatIfStatus.QUEUED  # not overdue yet
 
 
 def test_a_run_whose_snapshot_went_fails_with_the_reason(cluster: Cluster) -> None:
