@@ -19,7 +19,7 @@ from policy.services import rendering, whatif
 from policy.services.policies import PolicyInvalid
 from policy.ui import whatif as present
 from policy.views.support import selected_cluster
-from policy.views.whatif_forms import SAMPLE_WORKLOAD, WhatIfForm
+from policy.views.whatif_forms import SAMPLE_CONFIGURATION, SAMPLE_WORKLOAD, WhatIfForm
 
 RUNS_PER_PAGE = 20
 MOVED_PER_PAGE = 100
@@ -58,11 +58,11 @@ def _initial(cluster: Cluster | None, previous: WhatIfRun | None) -> dict[str, A
         "baseline_source": ConfigurationSource.STORED
         if stored_yaml
         else ConfigurationSource.DEFAULTS,
-        "baseline_yaml": stored_yaml,
+        "baseline_yaml": stored_yaml or SAMPLE_CONFIGURATION,
         "candidate_source": ConfigurationSource.DEFAULTS
         if stored_yaml
         else ConfigurationSource.CUSTOM,
-        "candidate_yaml": stored_yaml,
+        "candidate_yaml": stored_yaml or SAMPLE_CONFIGURATION,
     }
 
 

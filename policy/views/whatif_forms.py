@@ -37,6 +37,18 @@ spec:
           limits: {cpu: "1", memory: 2Gi}
 """
 
+SAMPLE_CONFIGURATION = """\
+# kube-scheduler's defaults plus Koordinator's LoadAwareScheduling (its default args).
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: LoadAwareScheduling
+"""
+
 SIDES = (("baseline", "Baseline (A)"), ("candidate", "Candidate (B)"))
 THRESHOLDS_HELP = (
     "Annotate the nodes as a push of the stored node threshold policies would (at the "

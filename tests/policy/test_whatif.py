@@ -246,6 +246,25 @@ def test_the_form_starts_with_the_stored_configuration_against_the_defaults(
     assert "LoadAwareScheduling" in form.initial["candidate_yaml"]  # ready to edit
 
 
+def test_without_a_stored_configuration_the_form_offers_a_valid_sample(
+    client: Client,
+    editor: User,
+    demo_snapshot: ClusterSnapshot,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    form = page(client, editor, reverse("whatif-list")).context["form"]
+    assert (form.initial["baseline_source"], form.initial["candidate_source"]) == (
+        "defaults",
+        "custom",
+    )
+    data = {key: value for key, value in form.initial.items() if value is not None}
+    data = {**data, "cluster": str(demo_snapshot.cluster_id)}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("whatif-list"), data)
+    assert response.status_code == 302, response.context["form"].errors
+    assert WhatIfRun.objects.get().status == WhatIfStatus.SUCCEEDED
+
+
 def test_bad_input_is_shown_on_its_field_and_kept(
     client: Client, editor: User, cluster: Cluster
 ) -> None:
