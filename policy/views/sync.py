@@ -3,8 +3,10 @@
 Pushing is the operators' (the button is hidden from others, and the server refuses them with
 403 too). A push is always confirmed against its dry-run: "Push to cluster" plans and shows
 every change; the confirmation form carries the digest of those changes; confirming plans
-again and pushes only when the digest is unchanged, else it shows the new plan and says why.
-A job's page follows it until it finishes (polling with the script, a reload link without).
+again and pushes only when the digest is unchanged, else it shows the new plan and says why;
+the push job carries the confirmed changes and writes nothing if its own plan goes beyond them
+(:mod:`policy.sync.confirmation`). A job's page follows it until it finishes (polling with
+the script, a reload link without).
 """
 
 from __future__ import annotations
