@@ -60,6 +60,25 @@ def _yaml_area(rows: int) -> forms.Textarea:
     return forms.Textarea(attrs={"rows": rows, "spellcheck": "false", "class": "code"})
 
 
+def _side_fields() -> dict[str, forms.Field]:
+    """One side of the comparison: where its configuration comes from, a name, the node
+    thresholds it sees, and the YAML for the custom source."""
+    return {
+        "source": forms.ChoiceField(label="Source", choices=ConfigurationSource.choices),
+        "label": forms.CharField(required=False, max_length=120, label="Name (optional)"),
+        "thresholds": forms.BooleanField(
+            required=False,
+            label="Node thresholds from the stored node threshold policies",
+            help_text=THRESHOLDS_HELP,
+        ),
+        "yaml": forms.CharField(
+            required=False,
+            label="YAML (a KubeSchedulerConfiguration; read when the source is YAML)",
+            widget=_yaml_area(14),
+        ),
+    }
+
+
 class WhatIfForm(forms.Form):
     cluster = forms.ModelChoiceField(
         queryset=Cluster.objects.all(),
@@ -79,30 +98,13 @@ class WhatIfForm(forms.Form):
         widget=_yaml_area(16),
     )
     upload = forms.FileField(required=False, label="…or upload a manifest file")
-    baseline_source = forms.ChoiceField(label="Source", choices=ConfigurationSource.choices)
-    baseline_label = forms.CharField(required=False, max_length=120, label="Name (optional)")
-    baseline_thresholds = forms.BooleanField(
-        required=False,
-        label="Node thresholds from the stored node threshold policies",
-        help_text=THRESHOLDS_HELP,
-    )
-    baseline_yaml = forms.CharField(
-        required=False,
-        label="YAML (a KubeSchedulerConfiguration; read when the source is YAML)",
-        widget=_yaml_area(14),
-    )
-    candidate_source = forms.ChoiceField(label="Source", choices=ConfigurationSource.choices)
-    candidate_label = forms.CharField(required=False, max_length=120, label="Name (optional)")
-    candidate_thresholds = forms.BooleanField(
-        required=False,
-        label="Node thresholds from the stored node threshold policies",
-        help_text=THRESHOLDS_HELP,
-    )
-    candidate_yaml = forms.CharField(
-        required=False,
-        label="YAML (a KubeSchedulerConfiguration; read when the source is YAML)",
-        widget=_yaml_area(14),
-    )
+    # The two sides' fields (baseline_source, …, candidate_yaml) are added per instance.
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for side, _ in SIDES:
+            for key, field in _side_fields().items():
+                self.fields[f"{side}_{key}"] = field
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
