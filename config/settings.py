@@ -208,6 +208,9 @@ CELERY_BEAT_SCHEDULE = {
 
 SNAPSHOT_RETENTION = env_int("SNAPSHOT_RETENTION", 20, minimum=1)
 BROKER_CHECK_TIMEOUT = 2.0
+# From this many nodes, a dashboard whose newest snapshot is not prepared yet shows the previous
+# one while the newest is built in the background (per web process).
+DASHBOARD_BACKGROUND_BUILD_NODES = env_int("DASHBOARD_BACKGROUND_BUILD_NODES", 1000, minimum=1)
 # Pods one what-if comparison may place (each is placed twice, once per configuration).
 WHATIF_MAX_PODS = env_int("WHATIF_MAX_PODS", 10_000, minimum=1)
 

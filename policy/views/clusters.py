@@ -26,7 +26,7 @@ from policy.ui.node import node_detail as present_node
 from policy.views.support import (
     SnapshotUnreadable,
     engine_snapshot,
-    load_of,
+    load_for_page,
     loadaware_source,
     selected_cluster,
     stored_snapshot,
@@ -76,13 +76,15 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         return render(request, "policy/dashboard.html", context)
     source = loadaware_source(cluster, request.GET.get("profile") or None)
     try:
-        load = load_of(stored, source)
+        page_load = load_for_page(stored, source)
     except SnapshotUnreadable as exc:
         stored.refresh_from_db(fields=["objects"])
         summary = summarize(stored.objects, stored.taken_at)
         context |= {"summary": summary, "unreadable": str(exc), "rows": summary.rows[:25]}
         return render(request, "policy/dashboard.html", context)
 
+    load = page_load.load
+    context |= {"snapshot": page_load.shown, "preparing": page_load.preparing}
     query = board.NodeQuery.from_params(request.GET)
     selected = board.select(load.rows, query)
     paginator = Paginator(selected, _page_size(request))

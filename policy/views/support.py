@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from django.conf import settings
+from django.db import connections
 from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
@@ -27,24 +29,77 @@ V = TypeVar("V")
 
 
 class _Cache:
-    """A few recent values by key; one builder at a time (builds take seconds on big clusters)."""
+    """A few recent values by key. Builds take seconds on big clusters, so they run outside the
+    cache's lock: one builder per key (others wait for it), and other keys stay readable."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self.values: OrderedDict[Any, Any] = OrderedDict()
+        self.building: dict[Any, threading.Event] = {}
         self.lock = threading.Lock()
 
-    def get_or_build(self, key: Any, build: Callable[[], V]) -> V:
+    def get(self, key: Any) -> Any | None:
         with self.lock:
-            if key in self.values:
-                self.values.move_to_end(key)
-                value: V = self.values[key]
-                return value
+            if key not in self.values:
+                return None
+            self.values.move_to_end(key)
+            return self.values[key]
+
+    def newest(self, matches: Callable[[Any], bool]) -> tuple[Any, Any] | None:
+        """The most recently used (key, value) whose key ``matches``."""
+        with self.lock:
+            for key in reversed(self.values):
+                if matches(key):
+                    return key, self.values[key]
+        return None
+
+    def get_or_build(self, key: Any, build: Callable[[], V]) -> V:
+        while True:
+            with self.lock:
+                if key in self.values:
+                    self.values.move_to_end(key)
+                    value: V = self.values[key]
+                    return value
+                running = self.building.get(key)
+                if running is None:
+                    done = self.building[key] = threading.Event()
+                    break
+            running.wait()  # another request builds it; then read it (or build, if it failed)
+        try:
             value = build()
+            self._store(key, value)
+            return value
+        finally:
+            with self.lock:
+                del self.building[key]
+            done.set()
+
+    def build_in_background(self, key: Any, build: Callable[[], Any]) -> None:
+        """Build ``key`` in a thread unless it is cached or being built already."""
+        with self.lock:
+            if key in self.values or key in self.building:
+                return
+            done = self.building[key] = threading.Event()
+
+        def run() -> None:
+            try:
+                self._store(key, build())
+            except Exception:
+                log.exception("building %s in the background failed", key)
+            finally:
+                with self.lock:
+                    del self.building[key]
+                done.set()
+                connections.close_all()  # this thread's own connections
+
+        threading.Thread(target=run, name=f"schedboard-build-{key}", daemon=True).start()
+
+    def _store(self, key: Any, value: Any) -> None:
+        with self.lock:
             self.values[key] = value
+            self.values.move_to_end(key)
             while len(self.values) > self.size:
                 self.values.popitem(last=False)
-            return value
 
     def clear(self) -> None:
         with self.lock:
@@ -160,10 +215,11 @@ def loadaware_source(cluster: Cluster, profile: str | None = None) -> LoadAwareS
     )
 
 
-def load_of(stored: ClusterSnapshot, source: LoadAwareSource) -> ClusterLoad:
-    """Every node's LoadAware view of ``stored`` (cached per snapshot, configuration, profile)."""
-    key = (snapshot_key(stored), source.digest, source.profile)
+def _load_key(stored: ClusterSnapshot, source: LoadAwareSource) -> tuple[Any, ...]:
+    return (stored.cluster_id, snapshot_key(stored), source.digest, source.profile)
 
+
+def _builder(stored: ClusterSnapshot, source: LoadAwareSource) -> Callable[[], ClusterLoad]:
     def build() -> ClusterLoad:
         return cluster_load(
             engine_snapshot(stored),
@@ -175,4 +231,37 @@ def load_of(stored: ClusterSnapshot, source: LoadAwareSource) -> ClusterLoad:
             score_enabled=source.score_enabled,
         )
 
-    return _loads.get_or_build(key, build)
+    return build
+
+
+def load_of(stored: ClusterSnapshot, source: LoadAwareSource) -> ClusterLoad:
+    """Every node's LoadAware view of ``stored`` (cached per snapshot, configuration, profile)."""
+    return _loads.get_or_build(_load_key(stored, source), _builder(stored, source))
+
+
+@dataclass(frozen=True)
+class PageLoad:
+    """What the dashboard shows: the load, the snapshot it is of, and, when that is an older
+    snapshot shown while the newest is prepared, the newest one."""
+
+    load: ClusterLoad
+    shown: ClusterSnapshot
+    preparing: ClusterSnapshot | None = None
+
+
+def load_for_page(stored: ClusterSnapshot, source: LoadAwareSource) -> PageLoad:
+    """The newest view without waiting on big clusters: when ``stored`` (the newest snapshot)
+    is not ready but an older snapshot of the cluster is, that one is shown while ``stored``
+    is built in the background (a refresh stores a snapshot every minute; building 5,000
+    nodes takes seconds). Small clusters, and a first visit, build inline."""
+    key = _load_key(stored, source)
+    ready = _loads.get(key)
+    if ready is not None:
+        return PageLoad(ready, stored)
+    if stored.node_count >= settings.DASHBOARD_BACKGROUND_BUILD_NODES:
+        older = _loads.newest(lambda k: k[0] == key[0] and k[2:] == key[2:] and k != key)
+        shown = older and ClusterSnapshot.snapshots.summaries().filter(pk=older[0][1][0]).first()
+        if older is not None and shown is not None:
+            _loads.build_in_background(key, _builder(stored, source))
+            return PageLoad(older[1], shown, preparing=stored)
+    return PageLoad(_loads.get_or_build(key, _builder(stored, source)), stored)

@@ -1,0 +1,107 @@
+"""Big clusters: the dashboard shows the previous snapshot while the newest one is built in the
+background, and the page cache builds each key once without blocking other keys."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from policy.services import load_demo_cluster
+from policy.views import support
+from tests.conftest import NOW
+from tests.policy.test_pages_support import fresh_caches
+
+__all__ = ["fresh_caches"]
+
+
+def wait_until(check: Any, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_one_build_per_key_and_other_keys_stay_readable() -> None:
+    cache = support._Cache(size=4)
+    cache.get_or_build("ready", lambda: "r")
+    release = threading.Event()
+    builds: list[str] = []
+
+    def slow() -> str:
+        builds.append("slow")
+        release.wait(10)
+        return "built"
+
+    results: list[str] = []
+    workers = [
+        threading.Thread(target=lambda: results.append(cache.get_or_build("slow", slow)))
+        for _ in range(3)
+    ]
+    for worker in workers:
+        worker.start()
+    wait_until(lambda: builds)
+    assert cache.get("ready") == "r"  # not blocked by the build in progress
+    assert cache.get("slow") is None
+    release.set()
+    for worker in workers:
+        worker.join(10)
+    assert results == ["built"] * 3 and builds == ["slow"]
+
+
+def test_a_failed_build_lets_the_next_caller_try_again() -> None:
+    cache = support._Cache(size=2)
+
+    def broken() -> str:
+        raise ValueError("unreadable")
+
+    with pytest.raises(ValueError):
+        cache.get_or_build("k", broken)
+    assert cache.get_or_build("k", lambda: "fixed") == "fixed"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("fresh_caches")
+def test_the_previous_snapshot_is_shown_while_the_newest_is_built(
+    client: Client, settings: Any, make_user: Any
+) -> None:
+    settings.DASHBOARD_BACKGROUND_BUILD_NODES = 10
+    from tests.ui.conftest import ensure_roles
+
+    ensure_roles()
+    client.force_login(make_user("val", "viewer"))
+    first = load_demo_cluster(nodes=12, now=NOW)
+    response = client.get("/")
+    assert response.context["snapshot"].pk == first.pk  # a first visit builds inline
+    assert response.context["preparing"] is None
+
+    newest = load_demo_cluster(nodes=12, now=NOW + timedelta(minutes=1))
+    response = client.get("/")
+    assert response.context["snapshot"].pk == first.pk
+    assert response.context["preparing"].pk == newest.pk
+    assert "the newest one (taken" in response.content.decode()
+
+    def ready() -> bool:
+        return client.get("/").context["snapshot"].pk == newest.pk
+
+    wait_until(ready)
+    response = client.get("/")
+    assert response.context["preparing"] is None
+    assert "is being prepared" not in response.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("fresh_caches")
+def test_small_clusters_always_show_the_newest(client: Client, viewer: User, settings: Any) -> None:
+    settings.DASHBOARD_BACKGROUND_BUILD_NODES = 1000
+    client.force_login(viewer)
+    load_demo_cluster(nodes=12, now=NOW)
+    client.get("/")
+    newest = load_demo_cluster(nodes=12, now=NOW + timedelta(minutes=1))
+    response = client.get("/")
+    assert response.context["snapshot"].pk == newest.pk and response.context["preparing"] is None
