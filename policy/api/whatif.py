@@ -2,8 +2,8 @@
 
 - ``POST /api/v1/what-if/``: check the inputs now (400 naming the field: ``workload``,
   ``baseline.yaml``, ``candidate.yaml``...) and queue the run (202);
-- ``GET /api/v1/what-if/`` (filters: cluster, status) and ``GET …/{id}/``: status, progress
-  and, once succeeded, the report (``result``);
+- ``GET /api/v1/what-if/`` (filters: cluster, status): status and progress of each, without
+  the heavy fields; ``GET …/{id}/``: everything, and once succeeded the report (``result``);
 - ``POST /api/v1/what-if/{id}/cancel/``: stop a queued or running comparison.
 """
 
@@ -105,6 +105,17 @@ class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
         read_only_fields = fields
 
 
+HEAVY = ("workload", "baseline", "candidate", "result")
+
+
+class WhatIfSummarySerializer(WhatIfRunSerializer):
+    """A list entry: everything but the manifests, the two documents and the report."""
+
+    class Meta(WhatIfRunSerializer.Meta):
+        fields = [f for f in WhatIfRunSerializer.Meta.fields if f not in HEAVY]
+        read_only_fields = fields
+
+
 class WhatIfFilterSet(django_filters.FilterSet):
     cluster = IdFilter()
     status = django_filters.ChoiceFilter(choices=WhatIfStatus.choices)
@@ -124,6 +135,13 @@ class WhatIfViewSet(
     filterset_class = WhatIfFilterSet
     ordering = ["-created", "-id"]
     permission_classes = [CanEditPolicy]
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer[Any]]:
+        return WhatIfSummarySerializer if self.action == "list" else WhatIfRunSerializer
+
+    def get_queryset(self) -> Any:
+        queryset = super().get_queryset()
+        return queryset.defer(*HEAVY) if self.action == "list" else queryset
 
     @extend_schema(request=WhatIfCreateSerializer, responses={202: WhatIfRunSerializer})
     def create(self, request: Request) -> Response:

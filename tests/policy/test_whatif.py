@@ -369,6 +369,7 @@ def test_the_api_starts_a_comparison_and_names_bad_fields(
     api_client.force_login(viewer)
     listed = api_client.get("/api/v1/what-if/", {"status": "succeeded"}).json()
     assert [r["id"] for r in listed["results"]] == [run["id"]]
+    assert "result" not in listed["results"][0] and listed["results"][0]["pod_count"] == 40
     cancel = api_client.post(f"/api/v1/what-if/{run['id']}/cancel/")
     assert cancel.status_code == 403  # viewers cannot
     api_client.force_login(editor)
