@@ -85,6 +85,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
     load = page_load.load
     context |= {"snapshot": page_load.shown, "preparing": page_load.preparing}
+    if request.headers.get("X-Partial") == "status":  # the "being prepared" notice polls
+        return render(request, "policy/partials/preparing.html", context)
     query = board.NodeQuery.from_params(request.GET)
     selected = board.select(load.rows, query)
     paginator = Paginator(selected, _page_size(request))

@@ -85,9 +85,11 @@ def test_the_previous_snapshot_is_shown_while_the_newest_is_built(
     assert response.context["snapshot"].pk == first.pk
     assert response.context["preparing"].pk == newest.pk
     assert "the newest one (taken" in response.content.decode()
+    assert 'data-poll="2"' in response.content.decode()
 
-    def ready() -> bool:
-        return client.get("/").context["snapshot"].pk == newest.pk
+    def ready() -> bool:  # what the page's script polls
+        status = client.get("/", HTTP_X_PARTIAL="status").content.decode()
+        return 'data-job-status="succeeded"' in status
 
     wait_until(ready)
     response = client.get("/")
