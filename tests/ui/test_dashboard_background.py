@@ -1,0 +1,39 @@
+"""In a real browser: a big cluster's dashboard shows the previous snapshot while the newest is
+built, then reloads itself once it is ready."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from policy.choices import Role
+from policy.engine import clear_caches as clear_engine_caches
+from policy.services import load_demo_cluster
+from policy.views.support import clear_caches as clear_page_caches
+from tests.ui.test_browser import log_in, make_user
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_the_dashboard_follows_a_new_snapshot_by_itself(
+    page: Any, live_server: Any, settings: Any
+) -> None:
+    settings.DASHBOARD_BACKGROUND_BUILD_NODES = 10  # the demo's 60 nodes count as big
+    clear_engine_caches()
+    clear_page_caches()
+    first = load_demo_cluster(nodes=60)
+    make_user("dora", Role.VIEWER)
+    log_in(page, live_server, "dora")  # lands on the dashboard: built inline
+    assert f"snapshot {first.pk} taken" in page.locator("main").inner_text()
+
+    newest = load_demo_cluster(nodes=60)
+    page.reload()
+    notice = page.get_by_role("status").filter(has_text="is being prepared")
+    assert notice.count() == 1
+    assert f"snapshot {first.pk} taken" in page.locator("main").inner_text()
+    # The notice polls; once the newest snapshot is built the page loads it.
+    page.get_by_text(f"snapshot {newest.pk} taken").wait_for()
+    assert notice.count() == 0
+    clear_engine_caches()
+    clear_page_caches()
