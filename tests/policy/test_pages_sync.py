@@ -39,11 +39,10 @@ def run_on_commit(celery_eager: None, django_capture_on_commit_callbacks: Any) -
     return lambda: django_capture_on_commit_callbacks(execute=True)
 
 
-@pytest.fixture
-def policy(demo_snapshot: ClusterSnapshot) -> NodeThresholdPolicy:
-    configuration = policies.SchedulerConfigurationService().create(
-        {"cluster": demo_snapshot.cluster}, SYSTEM
-    )
+def unpushed_policies(cluster: Any, nodes: list[str]) -> NodeThresholdPolicy:
+    """A LoadAware profile and a threshold policy on ``nodes``, made through the services (so
+    the history has them), never pushed."""
+    configuration = policies.SchedulerConfigurationService().create({"cluster": cluster}, SYSTEM)
     policies.ProfileService().create(
         {
             "configuration": configuration,
@@ -54,13 +53,18 @@ def policy(demo_snapshot: ClusterSnapshot) -> NodeThresholdPolicy:
     )
     return THRESHOLDS.create(
         {
-            "cluster": demo_snapshot.cluster,
+            "cluster": cluster,
             "name": "hot-pool",
-            "node_names": ["general-a-0003", "general-a-0006"],
+            "node_names": nodes,
             "usage_thresholds": {"cpu": 55, "memory": 80},
         },
         SYSTEM,
     )
+
+
+@pytest.fixture
+def policy(demo_snapshot: ClusterSnapshot) -> NodeThresholdPolicy:
+    return unpushed_policies(demo_snapshot.cluster, ["general-a-0003", "general-a-0006"])
 
 
 def html_of(response: Any) -> str:

@@ -21,9 +21,9 @@ from policy.models import (
     SyncJobKind,
     SyncJobStatus,
 )
-from policy.services import load_demo_cluster, policies
-from policy.services.changes import ChangeContext
+from policy.services import load_demo_cluster
 from policy.views.support import clear_caches as clear_page_caches
+from tests.policy.test_pages_sync import unpushed_policies
 from tests.ui.test_browser import log_in, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,27 +39,7 @@ def policy(transactional_db: None, celery_eager: None) -> Iterator[NodeThreshold
     clear_page_caches()
     snapshot = load_demo_cluster(nodes=30)
     nodes = sorted(obj["metadata"]["name"] for obj in snapshot.objects if obj["kind"] == "Node")
-    ctx = ChangeContext.system()
-    configuration = policies.SchedulerConfigurationService().create(
-        {"cluster": snapshot.cluster}, ctx
-    )
-    policies.ProfileService().create(
-        {
-            "configuration": configuration,
-            "scheduler_name": "",
-            "plugins": {"multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}]}},
-        },
-        ctx,
-    )
-    yield policies.NodeThresholdPolicyService().create(
-        {
-            "cluster": snapshot.cluster,
-            "name": "hot-pool",
-            "node_names": nodes[:2],
-            "usage_thresholds": {"cpu": 55, "memory": 80},
-        },
-        ctx,
-    )
+    yield unpushed_policies(snapshot.cluster, nodes[:2])
     clear_engine_caches()
     clear_page_caches()
 
