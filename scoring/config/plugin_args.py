@@ -27,7 +27,6 @@ from typing import Any
 
 from scoring.config import features
 from scoring.config import field_errors as fe
-from scoring.config.durations import SECOND, parse_duration
 from scoring.config.k8s_names import is_label_key
 from scoring.config.node_selectors import node_selector_errors, preferred_terms_errors
 from scoring.config.schema import (
@@ -42,6 +41,7 @@ from scoring.config.schema import (
     ListOf,
     Struct,
 )
+from scoring.durations import SECOND, parse_duration
 from scoring.errors import FieldError
 
 MAX_CUSTOM_PRIORITY_SCORE = 10

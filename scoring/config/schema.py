@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scoring.config import field_errors as fe
-from scoring.config.durations import canonical_duration
+from scoring.durations import canonical_duration
 from scoring.errors import FieldError
 
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}

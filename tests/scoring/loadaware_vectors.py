@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from scoring.durations import SECOND, format_duration
 from scoring.framework import Cycle, FilterResult
 from scoring.objects import parse_pod
 from scoring.plugins.loadaware import LoadAwareScheduling
 from scoring.plugins.loadaware.args import default_args
-from scoring.plugins.loadaware.duration import SECOND, format_duration
 from scoring.snapshot import Snapshot
 from scoring.timeutil import format_time, parse_time
 from tests.scoring.builders import make_container, make_node, make_pod, resource_list

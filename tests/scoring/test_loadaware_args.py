@@ -10,9 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scoring.errors import INVALID, NOT_FOUND, NOT_SUPPORTED, TYPE_INVALID, FieldError
-from scoring.plugins.loadaware.args import LoadAwareArgs, default_args, validate_args
-from scoring.plugins.loadaware.duration import (
+from scoring.durations import (
     HOUR,
     MICROSECOND,
     MILLISECOND,
@@ -22,6 +20,8 @@ from scoring.plugins.loadaware.duration import (
     format_duration,
     parse_duration,
 )
+from scoring.errors import INVALID, NOT_FOUND, NOT_SUPPORTED, TYPE_INVALID, FieldError
+from scoring.plugins.loadaware.args import LoadAwareArgs, default_args, validate_args
 
 PATH = "profiles[0].pluginConfig[0].args"
 

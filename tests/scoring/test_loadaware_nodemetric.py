@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scoring.durations import HOUR, MINUTE, SECOND
 from scoring.objects import ObjectError
-from scoring.plugins.loadaware.duration import HOUR, MINUTE, SECOND
 from scoring.plugins.loadaware.nodemetric import (
     DEFAULT_REPORT_INTERVAL_NS,
     NodeMetrics,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from scoring.durations import MINUTE
 from scoring.plugins.loadaware.args import LoadAwareArgs, default_args
-from scoring.plugins.loadaware.duration import MINUTE
 from scoring.plugins.loadaware.thresholds import (
     FROM_ANNOTATION,
     FROM_ARGS,

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoring.durations import DurationError, format_duration, parse_duration
 from scoring.errors import (
     INVALID,
     NOT_FOUND,
@@ -31,7 +32,6 @@ from scoring.errors import (
     ConfigurationInvalid,
     FieldError,
 )
-from scoring.plugins.loadaware.duration import DurationError, format_duration, parse_duration
 
 AGGREGATION_TYPES = ("avg", "p50", "p90", "p95", "p99")
 

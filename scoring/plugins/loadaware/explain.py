@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from scoring.durations import SECOND, format_duration
 from scoring.framework import MAX_NODE_SCORE
 from scoring.plugins.loadaware.args import LoadAwareArgs
-from scoring.plugins.loadaware.duration import SECOND, format_duration
 from scoring.plugins.loadaware.estimator import go_round
 from scoring.plugins.loadaware.filter import (
     REASON_AGGREGATED_USAGE,

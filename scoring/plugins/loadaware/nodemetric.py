@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from scoring.durations import SECOND, DurationError, parse_duration
 from scoring.objects import ObjectError
-from scoring.plugins.loadaware.duration import SECOND, DurationError, parse_duration
 from scoring.quantity import QuantityError, resource_amount
 from scoring.snapshot import BoolArray, IntArray, Snapshot
 from scoring.timeutil import parse_time

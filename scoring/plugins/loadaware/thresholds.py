@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from scoring.durations import DurationError, parse_duration
 from scoring.objects import Node
 from scoring.plugins.loadaware import gojson
 from scoring.plugins.loadaware.args import LoadAwareArgs
-from scoring.plugins.loadaware.duration import DurationError, parse_duration
 from scoring.snapshot import Snapshot
 
 ANNOTATION_USAGE_THRESHOLDS = "scheduling.koordinator.sh/usage-thresholds"

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scoring.durations import format_duration
 from scoring.plugins.loadaware.assign_cache import AssignCache
-from scoring.plugins.loadaware.duration import format_duration
 from scoring.plugins.loadaware.nodemetric import NodeMetrics
 from scoring.snapshot import BoolArray, IntArray
 

@@ -1,8 +1,10 @@
 """Go ``time.Duration`` text, as ``metav1.Duration`` reads and writes it.
 
-``aggregated.usageAggregatedDuration`` in the args, ``aggregatedUsage.usageAggregatedDuration`` in
-the node annotation and ``aggregatedNodeUsages[].duration`` in NodeMetric are JSON strings parsed
-by ``time.ParseDuration`` and printed by ``Duration.String`` ("5m" reads back as "5m0s").
+``metav1.Duration`` fields of the scheduler configuration (``leaseDuration``, ``filterTimeout``,
+...), ``aggregated.usageAggregatedDuration`` in the LoadAware args,
+``aggregatedUsage.usageAggregatedDuration`` in the node annotation and
+``aggregatedNodeUsages[].duration`` in NodeMetric are JSON strings parsed by
+``time.ParseDuration`` and printed by ``Duration.String`` ("5m" reads back as "5m0s").
 This follows Go's src/time/format.go byte for byte, including its float64 step for fractions
 ("1.5h"), its overflow checks and its error messages, so a duration is compared (as an int64 of
 nanoseconds) exactly as Koordinator compares it.
@@ -177,3 +179,8 @@ def format_duration(nanoseconds: int) -> str:
             if u > 0:
                 text = f"{u}h{text}"
     return f"-{text}" if negative else text
+
+
+def canonical_duration(text: str) -> str:
+    """A duration string as Go prints it back after decoding (``"1m"`` becomes ``"1m0s"``)."""
+    return format_duration(parse_duration(text))
