@@ -8,9 +8,6 @@ per cycle (upstream's PreFilter writes the estimate to CycleState).
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,7 +21,14 @@ from scoring.plugins.loadaware.estimator import Estimator, node_allocatable
 from scoring.plugins.loadaware.nodemetric import NodeMetrics, parse_node_metric, time_ns
 from scoring.plugins.loadaware.priority import PROD, priority_class
 from scoring.plugins.loadaware.thresholds import NodeThresholds
-from scoring.snapshot import NODE_EVENT, NODE_METRIC_EVENT, BoolArray, IntArray, Snapshot
+from scoring.snapshot import (
+    NODE_EVENT,
+    NODE_METRIC_EVENT,
+    BoolArray,
+    IntArray,
+    Snapshot,
+    gc_paused,
+)
 
 
 def load_allocatable(snapshot: Snapshot, resources: tuple[str, ...]) -> tuple[IntArray, BoolArray]:
@@ -49,25 +53,12 @@ def _overlay_raw_allocatable(
         matrix[:, node] = [overlay.get(name, 0) for name in resources]
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Building allocates several small objects per pod and nothing cyclic; without this the
-    cyclic GC rescans the growing heap again and again (most of the time for 50,000 pods)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 class LoadAwareState:
     """Everything LoadAwareScheduling derives from one snapshot under one set of args."""
 
     def __init__(self, snapshot: Snapshot, args: LoadAwareArgs, now: datetime) -> None:
         self._snapshot = snapshot
-        with _gc_paused():
+        with gc_paused():
             self._build(snapshot, args, now)
 
     def _build(self, snapshot: Snapshot, args: LoadAwareArgs, now: datetime) -> None:

@@ -23,7 +23,7 @@ Filter and Score run once per distinct group rather than once per node.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -95,18 +95,7 @@ class TopologyState:
     def grouping(self) -> tuple[npt.NDArray[np.int32], list[NodeNuma]]:
         """Group id per node (-1 without NRT data) and one :class:`NodeNuma` per group."""
         if self._group_ids is None:
-            index: dict[tuple[Any, ...], int] = {}
-            groups: list[NodeNuma] = []
-            ids = np.full(len(self._numa), -1, dtype=np.int32)
-            for node, numa in enumerate(self._numa):
-                if numa is None:
-                    continue
-                key = numa.signature()
-                if key not in index:
-                    index[key] = len(groups)
-                    groups.append(numa)
-                ids[node] = index[key]
-            self._group_ids, self._groups = ids, groups
+            self._group_ids, self._groups = _group(self._numa)
         return self._group_ids, self._groups
 
     # -- following cluster changes (snapshot NodeEventListener) ----------------------------------
@@ -203,11 +192,16 @@ def subset_groups(
     state: TopologyState, nodes: IntArray
 ) -> tuple[npt.NDArray[np.int32], list[NodeNuma]]:
     """Like :meth:`TopologyState.grouping` for ``nodes`` only (ids aligned with ``nodes``)."""
+    return _group([state.numa(node) for node in nodes.tolist()])
+
+
+def _group(numas: Sequence[NodeNuma | None]) -> tuple[npt.NDArray[np.int32], list[NodeNuma]]:
+    """Nodes with the same NUMA layout and availability share one group (one evaluation):
+    a group id per entry (-1 without NRT data) and one :class:`NodeNuma` per group."""
     index: dict[tuple[Any, ...], int] = {}
     groups: list[NodeNuma] = []
-    ids = np.full(len(nodes), -1, dtype=np.int32)
-    for k, node in enumerate(nodes.tolist()):
-        numa = state.numa(node)
+    ids = np.full(len(numas), -1, dtype=np.int32)
+    for k, numa in enumerate(numas):
         if numa is None:
             continue
         key = numa.signature()
