@@ -86,6 +86,7 @@ TYPE_META_FIELDS = ("apiVersion", "kind")
 
 
 def json_kind(value: Any) -> str:
+    """The JSON kind ``encoding/json`` names in "cannot unmarshal <kind> into ..." errors."""
     if value is None:
         return "null"
     if isinstance(value, bool):

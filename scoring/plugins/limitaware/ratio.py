@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from scoring.config.schema import json_kind
 from scoring.framework import go_div
 from scoring.plugins.limitaware.limits import BASE_RESOURCES
 from scoring.plugins.noderesources import is_scalar_resource
@@ -67,19 +68,11 @@ def _int_or_string(value: Any) -> IntOrString:
         return value
     if value is None:
         return 0  # json.Unmarshal("null", &int32) leaves 0
-    kind = _json_kind(value)
+    kind = json_kind(value)
     if kind == "number" and isinstance(value, int) and INT32_MIN <= value <= INT32_MAX:
         return value
     shown = f"number {value}" if kind == "number" else kind
     raise RatioError(f"json: cannot unmarshal {shown} into Go value of type int32")
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    return "array" if isinstance(value, list) else "object"
 
 
 def parse_ratio(raw: Mapping[str, Any]) -> dict[str, IntOrString]:
@@ -98,7 +91,7 @@ def parse_annotation(text: str) -> dict[str, IntOrString]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        kind = "string" if isinstance(data, str) else _json_kind(data)
+        kind = "string" if isinstance(data, str) else json_kind(data)
         raise RatioError(
             f"json: cannot unmarshal {kind} into Go value of type extension.LimitToAllocatableRatio"
         )

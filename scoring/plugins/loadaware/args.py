@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoring.config.schema import json_kind
 from scoring.durations import DurationError, format_duration, parse_duration
 from scoring.errors import (
     INVALID,
@@ -114,7 +115,7 @@ class _Decoder:
         self.errors: list[FieldError] = []
 
     def _type_error(self, path: str, value: Any, expected: str) -> None:
-        detail = f"cannot unmarshal {_json_kind(value)} into Go value of type {expected}"
+        detail = f"cannot unmarshal {json_kind(value)} into Go value of type {expected}"
         self.errors.append(FieldError(path, TYPE_INVALID, detail, value))
 
     def boolean(self, value: Any, path: str) -> bool | None:
@@ -235,18 +236,6 @@ _FIELDS: dict[str, Reader] = {
     "aggregated": _Decoder.aggregated,
     "supportedResources": _Decoder.names,
 }
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object" if isinstance(value, Mapping) else "null"
 
 
 def _child(path: str, name: str) -> str:
