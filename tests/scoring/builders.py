@@ -191,6 +191,11 @@ def single_profile_config(
     }
 
 
+def enabled(*names: str) -> dict[str, Any]:
+    """``plugins`` enabling ``names`` at every extension point (multiPoint)."""
+    return {"multiPoint": {"enabled": [{"name": name} for name in names]}}
+
+
 def only_plugin_config(
     name: str, points: Sequence[str], *, weight: int = 1, args: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:

@@ -14,7 +14,13 @@ from scoring.objects import Pod, parse_pod
 from scoring.simulation.compare import differences, simulation_report, what_if
 from scoring.simulation.metrics import reported_resources, utilization
 from scoring.snapshot import Snapshot
-from tests.scoring.builders import make_container, make_node, make_pod
+from tests.scoring.builders import (
+    enabled,
+    make_container,
+    make_node,
+    make_pod,
+    single_profile_config,
+)
 from tests.scoring.loadaware_vectors import metric, node_metric
 from tests.scoring.nrt_builders import NOW
 
@@ -23,26 +29,8 @@ THRESHOLDS = "scheduling.koordinator.sh/usage-thresholds"
 
 
 def engine(strategy: str = "LeastAllocated", *extra: str) -> Engine:
-    return Engine(
-        load_configuration(
-            {
-                "apiVersion": "kubescheduler.config.k8s.io/v1",
-                "kind": "KubeSchedulerConfiguration",
-                "profiles": [
-                    {
-                        "schedulerName": "default-scheduler",
-                        "plugins": {"multiPoint": {"enabled": [{"name": p} for p in extra]}},
-                        "pluginConfig": [
-                            {
-                                "name": "NodeResourcesFit",
-                                "args": {"scoringStrategy": {"type": strategy}},
-                            }
-                        ],
-                    }
-                ],
-            }
-        )
-    )
+    fit = {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": strategy}}}
+    return Engine(load_configuration(single_profile_config(enabled(*extra), [fit])))
 
 
 def pods(count: int, cpu: int, limit: int | None = None) -> list[Pod]:

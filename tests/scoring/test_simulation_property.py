@@ -26,7 +26,13 @@ from scoring.engine import Engine
 from scoring.objects import Pod, parse_pod
 from scoring.simulation.cache import EquivalenceCache
 from scoring.snapshot import Snapshot
-from tests.scoring.builders import make_container, make_node, make_pod
+from tests.scoring.builders import (
+    enabled,
+    make_container,
+    make_node,
+    make_pod,
+    single_profile_config,
+)
 from tests.scoring.loadaware_vectors import metric, node_metric
 from tests.scoring.nrt_builders import NOW, nrt, zone
 
@@ -37,37 +43,20 @@ THRESHOLDS = "scheduling.koordinator.sh/usage-thresholds"
 
 
 def _config(fit: str) -> Engine:
+    plugin_config = [
+        {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": fit}}},
+        {
+            "name": "LoadAwareScheduling",
+            "args": {
+                "usageThresholds": {"cpu": 70, "memory": 80},
+                "filterExpiredNodeMetrics": True,
+                "nodeMetricExpirationSeconds": 180,
+                "enableScheduleWhenNodeMetricsExpired": False,
+            },
+        },
+    ]
     names = ("LoadAwareScheduling", "LimitAware", "NodeResourceTopologyMatch")
-    plugins = [{"name": name} for name in names]
-    return Engine(
-        load_configuration(
-            {
-                "apiVersion": "kubescheduler.config.k8s.io/v1",
-                "kind": "KubeSchedulerConfiguration",
-                "profiles": [
-                    {
-                        "schedulerName": "default-scheduler",
-                        "plugins": {"multiPoint": {"enabled": plugins}},
-                        "pluginConfig": [
-                            {
-                                "name": "NodeResourcesFit",
-                                "args": {"scoringStrategy": {"type": fit}},
-                            },
-                            {
-                                "name": "LoadAwareScheduling",
-                                "args": {
-                                    "usageThresholds": {"cpu": 70, "memory": 80},
-                                    "filterExpiredNodeMetrics": True,
-                                    "nodeMetricExpirationSeconds": 180,
-                                    "enableScheduleWhenNodeMetricsExpired": False,
-                                },
-                            },
-                        ],
-                    }
-                ],
-            }
-        )
-    )
+    return Engine(load_configuration(single_profile_config(enabled(*names), plugin_config)))
 
 
 ENGINES = {fit: _config(fit) for fit in ("LeastAllocated", "MostAllocated")}

@@ -17,7 +17,13 @@ from scoring.snapshot import (
     TOPOLOGY_EVENT,
     Snapshot,
 )
-from tests.scoring.builders import make_container, make_node, make_pod
+from tests.scoring.builders import (
+    enabled,
+    make_container,
+    make_node,
+    make_pod,
+    single_profile_config,
+)
 from tests.scoring.loadaware_vectors import metric, node_metric
 from tests.scoring.nrt_builders import NOW, nrt, zone
 
@@ -46,20 +52,7 @@ def guaranteed(name: str, cpu: int) -> Pod:
 
 def engine() -> Engine:
     names = ("LoadAwareScheduling", "LimitAware", "NodeResourceTopologyMatch")
-    return Engine(
-        load_configuration(
-            {
-                "apiVersion": "kubescheduler.config.k8s.io/v1",
-                "kind": "KubeSchedulerConfiguration",
-                "profiles": [
-                    {
-                        "schedulerName": "default-scheduler",
-                        "plugins": {"multiPoint": {"enabled": [{"name": n} for n in names]}},
-                    }
-                ],
-            }
-        )
-    )
+    return Engine(load_configuration(single_profile_config(enabled(*names))))
 
 
 def test_a_copy_is_independent_plugin_state_included() -> None:

@@ -21,6 +21,7 @@ from scoring.simulation.synthetic_workload import generate_deployments
 from scoring.simulation.workload import expand_workload
 from scoring.snapshot import IntArray, Snapshot
 from scoring.synthetic import generate_cluster
+from tests.scoring.builders import enabled, single_profile_config
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 PLUGINS = ("LoadAwareScheduling", "LimitAware", "NodeResourceTopologyMatch")
@@ -31,26 +32,8 @@ def engine(strategy: str) -> Engine:
     if strategy == "RequestedToCapacityRatio":
         shape = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
         scoring["requestedToCapacityRatio"] = {"shape": shape}
-    return Engine(
-        load_configuration(
-            {
-                "apiVersion": "kubescheduler.config.k8s.io/v1",
-                "kind": "KubeSchedulerConfiguration",
-                "profiles": [
-                    {
-                        "schedulerName": "default-scheduler",
-                        "plugins": {"multiPoint": {"enabled": [{"name": p} for p in PLUGINS]}},
-                        "pluginConfig": [
-                            {
-                                "name": "NodeResourcesFit",
-                                "args": {"scoringStrategy": scoring},
-                            }
-                        ],
-                    }
-                ],
-            }
-        )
-    )
+    fit = {"name": "NodeResourcesFit", "args": {"scoringStrategy": scoring}}
+    return Engine(load_configuration(single_profile_config(enabled(*PLUGINS), [fit])))
 
 
 @pytest.fixture(scope="module")
