@@ -17,30 +17,21 @@ from scoring.objects import Pod, parse_pod
 from scoring.simulation.cache import EquivalenceCache
 from scoring.simulation.journal import ChangeJournal, journal, kind_mask
 from scoring.snapshot import NODE_EVENT, NODE_METRIC_EVENT, POD_EVENT, TOPOLOGY_EVENT, Snapshot
-from tests.scoring.builders import make_container, make_node, make_pod
+from tests.scoring.builders import (
+    enabled,
+    make_container,
+    make_node,
+    make_pod,
+    single_profile_config,
+)
 from tests.scoring.loadaware_vectors import metric, node_metric
 from tests.scoring.nrt_builders import NOW, nrt, zone
 
 GI = 1 << 30
 NOW_TEXT = "2026-11-22T12:00:00Z"
-CONFIG = {
-    "apiVersion": "kubescheduler.config.k8s.io/v1",
-    "kind": "KubeSchedulerConfiguration",
-    "profiles": [
-        {
-            "schedulerName": "default-scheduler",
-            "plugins": {
-                "multiPoint": {
-                    "enabled": [
-                        {"name": "LoadAwareScheduling"},
-                        {"name": "LimitAware"},
-                        {"name": "NodeResourceTopologyMatch"},
-                    ]
-                }
-            },
-        }
-    ],
-}
+CONFIG = single_profile_config(
+    enabled("LoadAwareScheduling", "LimitAware", "NodeResourceTopologyMatch")
+)
 
 
 def cluster() -> Snapshot:
