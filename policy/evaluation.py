@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 
@@ -31,6 +32,24 @@ class EvaluationError(ValueError):
         super().__init__(message)
         self.field = field
         self.errors = errors or []
+
+
+MAX_POD_TEXT = 256 * 1024  # characters of a manifest given as text
+
+
+def pod_manifest(data: Any) -> dict[str, Any]:
+    """A Pod manifest from an object or from YAML/JSON text (as ``kubectl`` prints it);
+    :class:`EvaluationError` on field ``pod`` says what is wrong."""
+    if isinstance(data, str):
+        if len(data) > MAX_POD_TEXT:
+            raise EvaluationError("pod", f"longer than {MAX_POD_TEXT} characters")
+        try:
+            data = yaml.safe_load(data)
+        except yaml.YAMLError as exc:
+            raise EvaluationError("pod", f"not valid YAML or JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("kind", "Pod") != "Pod":
+        raise EvaluationError("pod", "expected a v1 Pod object (kind: Pod)")
+    return data
 
 
 @dataclass(frozen=True)

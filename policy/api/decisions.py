@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import django_filters
-import yaml
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.exceptions import NotFound
@@ -21,23 +20,15 @@ from policy.filtersets import UtcDateTimeFilter
 from policy.models import ApiToken, Cluster, PlacementDecision
 from policy.roles import IsViewer
 
-MAX_POD_TEXT = 256 * 1024
-
 
 class PodField(serializers.JSONField):
     """A Pod manifest as a JSON object, or as YAML/JSON text (as ``kubectl`` prints it)."""
 
     def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, str):
-            if len(data) > MAX_POD_TEXT:
-                raise serializers.ValidationError(f"at most {MAX_POD_TEXT} characters")
-            try:
-                data = yaml.safe_load(data)
-            except yaml.YAMLError as exc:
-                raise serializers.ValidationError(f"not valid YAML or JSON: {exc}") from None
-        if not isinstance(data, dict) or data.get("kind", "Pod") != "Pod":
-            raise serializers.ValidationError("expected a v1 Pod object")
-        return super().to_internal_value(data)
+        try:
+            return super().to_internal_value(evaluation.pod_manifest(data))
+        except evaluation.EvaluationError as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
 
 class EvaluateRequestSerializer(serializers.Serializer[Any]):

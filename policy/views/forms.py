@@ -4,25 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
 from django import forms
+from django.utils.text import capfirst
 
+from policy import evaluation
 from policy.models import Cluster
 
-MAX_MANIFEST = 256 * 1024  # as the API's PodField
+MAX_MANIFEST = evaluation.MAX_POD_TEXT  # an uploaded file's bytes
 
 
 def parse_manifest(text: str) -> dict[str, Any]:
     """A Pod manifest from YAML or JSON text; ``forms.ValidationError`` says what is wrong."""
-    if len(text) > MAX_MANIFEST:
-        raise forms.ValidationError(f"The manifest is larger than {MAX_MANIFEST // 1024} KiB.")
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise forms.ValidationError(f"Not valid YAML or JSON: {exc}") from None
-    if not isinstance(data, dict) or data.get("kind", "Pod") != "Pod":
-        raise forms.ValidationError("Expected a v1 Pod object (kind: Pod).")
-    return data
+        return evaluation.pod_manifest(text)
+    except evaluation.EvaluationError as exc:
+        raise forms.ValidationError(f"{capfirst(str(exc))}.") from None
 
 
 class EvaluateForm(forms.Form):
