@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.utils import timezone
 
-from policy.models import Cluster, ClusterSyncState, SyncJob, SyncJobTrigger
+from policy.models import Cluster, ClusterSyncState, SyncJob, SyncJobStatus, SyncJobTrigger
 from policy.sync import jobs
+from policy.sync.confirmation import plan_digest
 
 
 def push(
@@ -30,6 +32,34 @@ def push(
 def plan(cluster: Cluster, *, user: AbstractBaseUser | AnonymousUser | None = None) -> SyncJob:
     """The dry-run: what a push would change now, recorded as a finished job."""
     return jobs.plan_push(cluster, user=user)
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """What "Confirm push" came to: the fresh dry-run, and the queued push when there is one.
+
+    ``outcome``: ``queued``; ``stale`` (the plan differs from the one reviewed: nothing
+    pushed, the new plan is for review); ``nothing`` (nothing to push); ``plan-failed``.
+    """
+
+    plan: SyncJob
+    outcome: str
+    job: SyncJob | None = None
+
+
+def confirm_push(
+    cluster: Cluster, reviewed_digest: str, *, user: AbstractBaseUser | AnonymousUser | None
+) -> Confirmation:
+    """Plan again and push only if the changes are the ones the operator reviewed (by their
+    digest); the push itself carries them as its limit (:mod:`policy.sync.confirmation`)."""
+    fresh = plan(cluster, user=user)
+    if fresh.status != SyncJobStatus.SUCCEEDED:
+        return Confirmation(fresh, "plan-failed")
+    if plan_digest(fresh.changes) != reviewed_digest:
+        return Confirmation(fresh, "stale")
+    if not fresh.changes:
+        return Confirmation(fresh, "nothing")
+    return Confirmation(fresh, "queued", push(cluster, user=user, confirmed=fresh.changes))
 
 
 def refresh(

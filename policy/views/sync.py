@@ -178,15 +178,15 @@ def cluster_sync_push(request: HttpRequest, pk: int) -> HttpResponse:
     """ "Confirm push": plan again; push only if the changes are the ones the operator read."""
     _require_operator(request)
     cluster = get_object_or_404(Cluster, pk=pk)
-    reviewed = request.POST.get("digest", "")
-    plan = sync_services.plan(cluster, user=request.user)
-    if plan.status != SyncJobStatus.SUCCEEDED:
-        return _review(request, cluster, plan, status=502)
-    if plan_digest(plan.changes) != reviewed:
-        return _review(request, cluster, plan, stale=True, status=409)
-    if not plan.changes:
-        return _review(request, cluster, plan)
-    job = sync_services.push(cluster, user=request.user, confirmed=plan.changes)
+    confirmed = sync_services.confirm_push(
+        cluster, request.POST.get("digest", ""), user=request.user
+    )
+    if confirmed.job is None:
+        status = {"plan-failed": 502, "stale": 409}.get(confirmed.outcome, 200)
+        return _review(
+            request, cluster, confirmed.plan, stale=confirmed.outcome == "stale", status=status
+        )
+    job = confirmed.job
     messages.success(request, f"Push #{job.pk} of {cluster.name} requested.")
     return redirect(_job_url(job))
 
