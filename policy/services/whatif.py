@@ -38,12 +38,8 @@ from scoring.engine import Engine
 from scoring.errors import InputError
 from scoring.loading import flatten, parse_documents
 from scoring.objects import Pod, parse_pod
-from scoring.simulation.compare import differences, what_if
-from scoring.simulation.metrics import (
-    reported_resources,
-    requested_distribution,
-    utilization,
-)
+from scoring.simulation.compare import cluster_state, differences, run_summary, what_if
+from scoring.simulation.metrics import reported_resources
 from scoring.simulation.simulator import SimulationRun
 from scoring.simulation.workload import TooManyPods, expand_workload
 from scoring.snapshot import Snapshot
@@ -52,7 +48,6 @@ logger = logging.getLogger(__name__)
 
 MAX_WORKLOAD_BYTES = 2 * 1024 * 1024
 MAX_LISTED = 500  # pods placed differently / unschedulable kept per run
-SPREAD_BINS = 10  # workload pods per node: 0 … 9, then "10 or more"
 TOP_REASONS = 10
 PROGRESS_INTERVAL = 0.5  # seconds between progress writes
 STALLED_AFTER = 300  # seconds without a heartbeat before a running comparison is stalled
@@ -414,48 +409,18 @@ def report(
     return {
         "pods": len(pods),
         "resources": resources,
-        "before": _state(before, engine, runs[0].now, resources),
+        "before": cluster_state(engine, before, runs[0].now, resources),
         "runs": [_side(run, resources) for run in runs],
         "differenceCount": len(moved),
         "differences": [d.to_dict() for d in moved[:MAX_LISTED]],
     }
 
 
-def _state(
-    snapshot: Snapshot, engine: Engine, now: datetime, resources: Sequence[str]
-) -> dict[str, Any]:
-    usage = utilization(engine, snapshot, now, list(resources))
-    return {
-        "utilization": {name: entry.to_dict() for name, entry in usage.items()},
-        "distribution": {
-            name: requested_distribution(snapshot, name)
-            for name in resources
-            if name in snapshot.resource_index
-        },
-    }
-
-
-def pods_per_node(run: SimulationRun) -> list[int]:
-    """How many nodes got 0, 1, … :data:`SPREAD_BINS` or more of the workload's pods: a
-    spreading configuration fills the low bins, a packing one the ends."""
-    placed = Counter(p.node for p in run.placements if p.node is not None)
-    bins = [0] * (SPREAD_BINS + 1)
-    for name in run.snapshot.node_names:
-        bins[min(placed.get(name, 0), SPREAD_BINS)] += 1
-    return bins
-
-
 def _side(run: SimulationRun, resources: Sequence[str]) -> dict[str, Any]:
     failed = [p for p in run.placements if p.node is None]
     reasons = Counter(p.reason or "" for p in failed)
     return {
-        "config": run.label,
-        "placed": run.placed,
-        "unschedulable": run.unschedulable,
-        **_state(run.snapshot, run.engine, run.now, resources),
+        **run_summary(run, resources),
         "reasons": [{"reason": r, "pods": n} for r, n in reasons.most_common(TOP_REASONS)],
-        "podsPerNode": pods_per_node(run),
         "unschedulablePods": [{"pod": p.pod.key, "reason": p.reason} for p in failed[:MAX_LISTED]],
-        "seconds": round(run.seconds, 3),
-        "cache": None if run.cache is None else run.cache.to_dict(),
     }

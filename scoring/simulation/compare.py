@@ -8,6 +8,7 @@ utilization after placement; with two runs, the pods whose node differs.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -83,26 +84,54 @@ def differences(base: SimulationRun, other: SimulationRun) -> list[Difference]:
     ]
 
 
-def run_report(run: SimulationRun, resources: list[str]) -> dict[str, Any]:
-    """One run as the contract's ``runs[]`` entry (plus timing and cache statistics)."""
-    usage = utilization(run.engine, run.snapshot, run.now, resources)
+SPREAD_BINS = 10  # workload pods per node: 0 … 9, then "10 or more"
+
+
+def cluster_state(
+    engine: Engine, snapshot: Snapshot, now: datetime, resources: Sequence[str]
+) -> dict[str, Any]:
+    """Utilization per resource and its distribution over 10% bands, as ``engine`` judges it."""
+    usage = utilization(engine, snapshot, now, list(resources))
+    return {
+        "utilization": {name: entry.to_dict() for name, entry in usage.items()},
+        "distribution": {
+            name: requested_distribution(snapshot, name)
+            for name in resources
+            if name in snapshot.resource_index
+        },
+    }
+
+
+def pods_per_node(run: SimulationRun) -> list[int]:
+    """How many nodes got 0, 1, … :data:`SPREAD_BINS` or more of the workload's pods: a
+    spreading configuration fills the low bins, a packing one the ends."""
+    placed = Counter(p.node for p in run.placements if p.node is not None)
+    bins = [0] * (SPREAD_BINS + 1)
+    for name in run.snapshot.node_names:
+        bins[min(placed.get(name, 0), SPREAD_BINS)] += 1
+    return bins
+
+
+def run_summary(run: SimulationRun, resources: Sequence[str]) -> dict[str, Any]:
+    """One run without its per-pod list: counts, the cluster after it, timing and cache."""
     return {
         "config": run.label,
         "placed": run.placed,
         "unschedulable": run.unschedulable,
-        "pods": [
-            {"pod": p.pod.key, "profile": p.profile, "selectedNode": p.node, "reason": p.reason}
-            for p in run.placements
-        ],
-        "utilization": {name: entry.to_dict() for name, entry in usage.items()},
-        "distribution": {
-            name: requested_distribution(run.snapshot, name)
-            for name in resources
-            if name in run.snapshot.resource_index
-        },
+        **cluster_state(run.engine, run.snapshot, run.now, resources),
+        "podsPerNode": pods_per_node(run),
         "seconds": round(run.seconds, 3),
         "cache": None if run.cache is None else run.cache.to_dict(),
     }
+
+
+def run_report(run: SimulationRun, resources: list[str]) -> dict[str, Any]:
+    """One run as the contract's ``runs[]`` entry (plus the summary's extra fields)."""
+    pods = [
+        {"pod": p.pod.key, "profile": p.profile, "selectedNode": p.node, "reason": p.reason}
+        for p in run.placements
+    ]
+    return {**run_summary(run, resources), "pods": pods}
 
 
 def simulation_report(runs: Sequence[SimulationRun]) -> dict[str, Any]:
