@@ -2,49 +2,25 @@
 
 Building a :class:`scoring.snapshot.Snapshot` from a large cluster takes seconds, so each
 process keeps the few most recently used ones (keyed by snapshot id; snapshots are immutable
-once stored). Engines are cached by the digest of their configuration document.
+once stored), built outside the cache's lock (:class:`policy.caching.BuildCache`). Engines
+are cached by the digest of their configuration document.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
+from policy.caching import BuildCache
 from policy.models import ClusterSnapshot
 from scoring.config import load_configuration
 from scoring.engine import Engine
 from scoring.snapshot import Snapshot
 
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class _LRU(OrderedDict[K, V]):
-    """A small thread-safe LRU: builders run outside the lock only once per key at a time."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self.size = size
-        self.lock = threading.Lock()
-
-    def get_or_build(self, key: K, build: Callable[[], V]) -> V:
-        with self.lock:
-            if key in self:
-                self.move_to_end(key)
-                return self[key]
-            value = build()
-            self[key] = value
-            while len(self) > self.size:
-                self.popitem(last=False)
-            return value
-
-
-_snapshots: _LRU[tuple[int, str], Snapshot] = _LRU(size=3)
-_engines: _LRU[str, Engine] = _LRU(size=16)
+_snapshots = BuildCache(size=3)
+_engines = BuildCache(size=16)
 
 
 def document_digest(document: Mapping[str, Any] | None) -> str:
@@ -83,5 +59,4 @@ def engine_for(document: Mapping[str, Any] | None) -> Engine:
 def clear_caches() -> None:
     """Forget cached snapshots and engines (tests; memory pressure)."""
     for cache in (_snapshots, _engines):
-        with cache.lock:
-            cache.clear()
+        cache.clear()

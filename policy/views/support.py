@@ -3,19 +3,16 @@ and a small per-process cache of the dashboard's per-node rows."""
 
 from __future__ import annotations
 
-import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from django.conf import settings
-from django.db import connections
 from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
 from policy import evaluation
+from policy.caching import BuildCache
 from policy.choices import ClusterKind
 from policy.engine import document_digest, engine_for, snapshot_for, snapshot_key
 from policy.models import Cluster, ClusterSnapshot
@@ -24,89 +21,7 @@ from scoring.errors import ConfigurationInvalid, InputError
 from scoring.plugins.loadaware import LoadAwareScheduling
 from scoring.snapshot import Snapshot
 
-log = logging.getLogger(__name__)
-V = TypeVar("V")
-
-
-class _Cache:
-    """A few recent values by key. Builds take seconds on big clusters, so they run outside the
-    cache's lock: one builder per key (others wait for it), and other keys stay readable."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.values: OrderedDict[Any, Any] = OrderedDict()
-        self.building: dict[Any, threading.Event] = {}
-        self.lock = threading.Lock()
-
-    def get(self, key: Any) -> Any | None:
-        with self.lock:
-            if key not in self.values:
-                return None
-            self.values.move_to_end(key)
-            return self.values[key]
-
-    def newest(self, matches: Callable[[Any], bool]) -> tuple[Any, Any] | None:
-        """The most recently used (key, value) whose key ``matches``."""
-        with self.lock:
-            for key in reversed(self.values):
-                if matches(key):
-                    return key, self.values[key]
-        return None
-
-    def get_or_build(self, key: Any, build: Callable[[], V]) -> V:
-        while True:
-            with self.lock:
-                if key in self.values:
-                    self.values.move_to_end(key)
-                    value: V = self.values[key]
-                    return value
-                running = self.building.get(key)
-                if running is None:
-                    done = self.building[key] = threading.Event()
-                    break
-            running.wait()  # another request builds it; then read it (or build, if it failed)
-        try:
-            value = build()
-            self._store(key, value)
-            return value
-        finally:
-            with self.lock:
-                del self.building[key]
-            done.set()
-
-    def build_in_background(self, key: Any, build: Callable[[], Any]) -> None:
-        """Build ``key`` in a thread unless it is cached or being built already."""
-        with self.lock:
-            if key in self.values or key in self.building:
-                return
-            done = self.building[key] = threading.Event()
-
-        def run() -> None:
-            try:
-                self._store(key, build())
-            except Exception:
-                log.exception("building %s in the background failed", key)
-            finally:
-                with self.lock:
-                    del self.building[key]
-                done.set()
-                connections.close_all()  # this thread's own connections
-
-        threading.Thread(target=run, name=f"schedboard-build-{key}", daemon=True).start()
-
-    def _store(self, key: Any, value: Any) -> None:
-        with self.lock:
-            self.values[key] = value
-            self.values.move_to_end(key)
-            while len(self.values) > self.size:
-                self.values.popitem(last=False)
-
-    def clear(self) -> None:
-        with self.lock:
-            self.values.clear()
-
-
-_loads = _Cache(size=8)
+_loads = BuildCache(size=8)
 
 
 def clear_caches() -> None:

@@ -1,9 +1,8 @@
 """Big clusters: the dashboard shows the previous snapshot while the newest one is built in the
-background, and the page cache builds each key once without blocking other keys."""
+background."""
 
 from __future__ import annotations
 
-import threading
 import time
 from datetime import timedelta
 from typing import Any
@@ -13,7 +12,6 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from policy.services import load_demo_cluster
-from policy.views import support
 from tests.conftest import NOW
 from tests.policy.test_pages_support import fresh_caches
 
@@ -25,44 +23,6 @@ def wait_until(check: Any, timeout: float = 60) -> None:
     while not check():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
-
-
-def test_one_build_per_key_and_other_keys_stay_readable() -> None:
-    cache = support._Cache(size=4)
-    cache.get_or_build("ready", lambda: "r")
-    release = threading.Event()
-    builds: list[str] = []
-
-    def slow() -> str:
-        builds.append("slow")
-        release.wait(10)
-        return "built"
-
-    results: list[str] = []
-    workers = [
-        threading.Thread(target=lambda: results.append(cache.get_or_build("slow", slow)))
-        for _ in range(3)
-    ]
-    for worker in workers:
-        worker.start()
-    wait_until(lambda: builds)
-    assert cache.get("ready") == "r"  # not blocked by the build in progress
-    assert cache.get("slow") is None
-    release.set()
-    for worker in workers:
-        worker.join(10)
-    assert results == ["built"] * 3 and builds == ["slow"]
-
-
-def test_a_failed_build_lets_the_next_caller_try_again() -> None:
-    cache = support._Cache(size=2)
-
-    def broken() -> str:
-        raise ValueError("unreadable")
-
-    with pytest.raises(ValueError):
-        cache.get_or_build("k", broken)
-    assert cache.get_or_build("k", lambda: "fixed") == "fixed"
 
 
 @pytest.mark.django_db(transaction=True)

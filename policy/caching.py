@@ -1,0 +1,97 @@
+"""The per-process cache of slow-to-build values (engine snapshots, engines, dashboard loads).
+
+Building a snapshot or a dashboard load of a 5,000-node cluster takes seconds, so builds run
+outside the cache's lock: one builder per key (other callers of that key wait for it) while
+every other key stays readable and buildable.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.db import connections
+
+log = logging.getLogger(__name__)
+V = TypeVar("V")
+
+
+class BuildCache:
+    """The ``size`` most recently used values by key. Builds run outside the
+    cache's lock: one builder per key (others wait for it), and other keys stay readable."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.values: OrderedDict[Any, Any] = OrderedDict()
+        self.building: dict[Any, threading.Event] = {}
+        self.lock = threading.Lock()
+
+    def get(self, key: Any) -> Any | None:
+        with self.lock:
+            if key not in self.values:
+                return None
+            self.values.move_to_end(key)
+            return self.values[key]
+
+    def newest(self, matches: Callable[[Any], bool]) -> tuple[Any, Any] | None:
+        """The most recently used (key, value) whose key ``matches``."""
+        with self.lock:
+            for key in reversed(self.values):
+                if matches(key):
+                    return key, self.values[key]
+        return None
+
+    def get_or_build(self, key: Any, build: Callable[[], V]) -> V:
+        while True:
+            with self.lock:
+                if key in self.values:
+                    self.values.move_to_end(key)
+                    value: V = self.values[key]
+                    return value
+                running = self.building.get(key)
+                if running is None:
+                    done = self.building[key] = threading.Event()
+                    break
+            running.wait()  # another request builds it; then read it (or build, if it failed)
+        try:
+            value = build()
+            self._store(key, value)
+            return value
+        finally:
+            with self.lock:
+                del self.building[key]
+            done.set()
+
+    def build_in_background(self, key: Any, build: Callable[[], Any]) -> None:
+        """Build ``key`` in a thread unless it is cached or being built already."""
+        with self.lock:
+            if key in self.values or key in self.building:
+                return
+            done = self.building[key] = threading.Event()
+
+        def run() -> None:
+            try:
+                self._store(key, build())
+            except Exception:
+                log.exception("building %s in the background failed", key)
+            finally:
+                with self.lock:
+                    del self.building[key]
+                done.set()
+                connections.close_all()  # this thread's own connections
+
+        threading.Thread(target=run, name=f"schedboard-build-{key}", daemon=True).start()
+
+    def _store(self, key: Any, value: Any) -> None:
+        with self.lock:
+            self.values[key] = value
+            self.values.move_to_end(key)
+            while len(self.values) > self.size:
+                self.values.popitem(last=False)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.values.clear()

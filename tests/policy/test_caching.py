@@ -1,0 +1,98 @@
+"""The per-process build cache: one build per key, other keys readable and buildable meanwhile,
+and the engine's snapshot and engine caches are that cache."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from policy import engine
+from policy.caching import BuildCache
+
+
+def wait_until(check: Callable[[], object], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def start_blocked_build(cache: BuildCache, key: object) -> tuple[threading.Event, list[str]]:
+    """Start building ``key`` in threads that wait for the returned event; returns once the
+    single build is under way."""
+    release = threading.Event()
+    builds: list[str] = []
+
+    def slow() -> str:
+        builds.append("slow")
+        release.wait(10)
+        return "built"
+
+    for _ in range(3):
+        threading.Thread(target=lambda: cache.get_or_build(key, slow), daemon=True).start()
+    wait_until(lambda: builds)
+    return release, builds
+
+
+def test_one_build_per_key_and_other_keys_stay_readable() -> None:
+    cache = BuildCache(size=4)
+    cache.get_or_build("ready", lambda: "r")
+    release, builds = start_blocked_build(cache, "slow")
+    assert cache.get("ready") == "r"  # not blocked by the build in progress
+    assert cache.get("slow") is None
+    release.set()
+    wait_until(lambda: cache.get("slow") == "built")
+    assert builds == ["slow"]
+
+
+def test_other_keys_build_while_one_is_being_built() -> None:
+    cache = BuildCache(size=4)
+    release, _ = start_blocked_build(cache, "slow")
+    done: list[str] = []
+    other = threading.Thread(target=lambda: done.append(cache.get_or_build("other", lambda: "o")))
+    other.start()
+    other.join(5)
+    release.set()
+    assert done == ["o"]
+
+
+def test_a_failed_build_lets_the_next_caller_try_again() -> None:
+    cache = BuildCache(size=2)
+
+    def broken() -> str:
+        raise ValueError("unreadable")
+
+    with pytest.raises(ValueError):
+        cache.get_or_build("k", broken)
+    assert cache.get_or_build("k", lambda: "fixed") == "fixed"
+
+
+def test_the_least_recently_used_value_goes_first() -> None:
+    cache = BuildCache(size=2)
+    for key in ("a", "b"):
+        cache.get_or_build(key, lambda key=key: key.upper())
+    cache.get("a")
+    cache.get_or_build("c", lambda: "C")
+    assert [cache.get(key) for key in ("a", "b", "c")] == ["A", None, "C"]
+
+
+@pytest.mark.parametrize("name", ["_snapshots", "_engines"])
+def test_the_engine_caches_build_outside_their_lock(name: str) -> None:
+    """A snapshot build of a big cluster takes seconds: other lookups must not wait behind it."""
+    cache = getattr(engine, name)
+    assert isinstance(cache, BuildCache)
+    try:
+        release, _ = start_blocked_build(cache, ("blocked", name))
+        looked_up: list[object] = []
+        other = threading.Thread(
+            target=lambda: looked_up.append(cache.get_or_build(("other", name), lambda: 1))
+        )
+        other.start()
+        other.join(5)
+        release.set()
+        assert looked_up == [1]
+    finally:
+        engine.clear_caches()
