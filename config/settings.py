@@ -196,11 +196,33 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_TIMEZONE = TIME_ZONE
+# Every periodic task, in one place. Each entry expires: a run missed while beat or the workers
+# were down is dropped, not queued up behind the next one.
 CELERY_BEAT_SCHEDULE = {
     "prune-snapshots": {
         "task": "policy.tasks.prune_snapshots_task",
         "schedule": 3600.0,
-        "options": {"expires": 1800},  # a run missed by half an hour is dropped, not queued up
+        "options": {"expires": 1800},
+    },
+    "apply-time-windows": {
+        "task": "policy.tasks.apply_time_windows",
+        "schedule": 60.0,  # windows open and close on the minute
+        "options": {"expires": 50},
+    },
+    "drift-demo-metrics": {
+        "task": "policy.tasks.drift_demo_metrics",
+        "schedule": 60.0,  # NodeMetrics report every 60 s by default
+        "options": {"expires": 50},
+    },
+    "recover-sync-jobs": {
+        "task": "policy.tasks.recover_sync_jobs",
+        "schedule": 60.0,
+        "options": {"expires": 50},
+    },
+    "recover-what-ifs": {
+        "task": "policy.tasks.recover_what_ifs",
+        "schedule": 60.0,
+        "options": {"expires": 50},
     },
 }
 

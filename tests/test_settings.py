@@ -146,3 +146,23 @@ def test_bad_values_fail_at_start_up(variables: dict[str, str], message: str) ->
 def test_production_settings() -> None:
     result = load_settings(DEBUG="false", SECRET_KEY="k" * 50, ALLOWED_HOSTS="sched.example")
     assert result.returncode == 0, result.stderr
+
+
+def test_the_beat_schedule_is_the_settings_one_and_names_real_tasks() -> None:
+    """One beat schedule (CELERY_BEAT_SCHEDULE): every entry is a registered task that expires
+    before its next run, so a run missed while the workers were down is not queued up."""
+    from django.conf import settings
+
+    from config.celery import app
+
+    app.loader.import_default_modules()
+    assert app.conf.beat_schedule == settings.CELERY_BEAT_SCHEDULE
+    assert {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()} >= {
+        "policy.tasks.prune_snapshots_task",
+        "policy.tasks.apply_time_windows",
+        "policy.tasks.recover_sync_jobs",
+        "policy.tasks.recover_what_ifs",
+    }
+    for entry in settings.CELERY_BEAT_SCHEDULE.values():
+        assert entry["task"] in app.tasks
+        assert 0 < entry["options"]["expires"] < entry["schedule"]
