@@ -1,9 +1,12 @@
 """Sync endpoints: push (operators), dry-run plan (operators), refresh (editors and operators),
 drift (viewers) and the sync job history (viewers).
 
-- ``POST /api/v1/clusters/{id}/sync/``: queue a push (202, the job); ``?dry_run=1`` answers
-  the plan instead, like ``POST …/sync/plan/`` (200, a finished dry-run job whose ``changes``
-  list every field that would change, object by object, with diffs);
+- ``POST /api/v1/clusters/{id}/sync/plan/``: the dry-run (200, a finished dry-run job whose
+  ``changes`` list every field that would change, object by object, with diffs);
+- ``POST /api/v1/clusters/{id}/sync/`` with ``{"plan": <dry-run id>}``: confirm that reviewed
+  plan, as the pages do (:func:`policy.services.sync.confirm_push`): 202 with the queued push,
+  409 with the new plan when the changes are no longer the reviewed ones, 200 with it when
+  there is nothing to push; without ``plan``, queue an unreviewed push (202);
 - ``POST /api/v1/clusters/{id}/refresh/``: queue a read-back into a new snapshot (202);
 - ``GET /api/v1/clusters/{id}/drift/``: what the last refresh found changed since schedboard
   last wrote it, with diffs, and the snapshot's age;
@@ -16,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import django_filters
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.generics import get_object_or_404
 from rest_framework.request import Request
@@ -128,58 +131,67 @@ class SyncJobViewSet(viewsets.ReadOnlyModelViewSet[SyncJob]):
     permission_classes = [IsViewer]
 
 
-DRY_RUN = OpenApiParameter(
-    "dry_run", bool, description="1: answer the plan (200) instead of queueing a push."
-)
-
-
-def _truthy(value: str | None) -> bool:
-    return (value or "").lower() in {"1", "true", "yes", "on"}
-
-
 class PushRequestSerializer(serializers.Serializer[Any]):
     plan = serializers.IntegerField(
         required=False,
         min_value=1,
-        help_text="A succeeded dry-run of this cluster: the push writes only changes among its "
-        "own, else it fails writing nothing (the plan changed since it was reviewed).",
+        help_text="The succeeded dry-run of this cluster that was reviewed: the cluster is "
+        "planned again and pushed only if the changes are still that plan's (else 409 with "
+        "the new plan), and the push writes nothing beyond them.",
     )
 
 
+class ConfirmationConflictSerializer(serializers.Serializer[Any]):
+    detail = serializers.CharField()
+    plan = SyncJobSerializer(help_text="What a push would change now, for review.")
+
+
+STALE = "not pushed: the changes differ from the reviewed plan; review the new plan"
+
+
 class ClusterSyncView(APIView):
-    """Push the cluster's policies (operators): 202 with the queued job (a push already waiting
-    is reused). With ``{"plan": <dry-run id>}`` the push is limited to that plan's changes.
-    With ``?dry_run=1``, 200 with the planned changes; nothing is written."""
+    """Push the cluster's policies (operators). With ``{"plan": <dry-run id>}`` (the reviewed
+    dry-run) the cluster is planned again: 202 with the queued push, limited to that plan's
+    changes; 409 with the new plan when they changed; 200 with it when there is nothing to
+    push; 502 when the cluster cannot be read. Without ``plan``, 202 with a queued push (one
+    already waiting is reused)."""
 
     permission_classes = [CanPushPolicy]
 
     @extend_schema(
         request=PushRequestSerializer,
-        parameters=[DRY_RUN],
-        responses={202: SyncJobSerializer, 200: SyncJobSerializer},
+        responses={
+            202: SyncJobSerializer,
+            200: SyncJobSerializer,
+            409: ConfirmationConflictSerializer,
+            502: SyncJobSerializer,
+        },
     )
     def post(self, request: Request, pk: int) -> Response:
         cluster = get_object_or_404(Cluster, pk=pk)
-        if _truthy(request.query_params.get("dry_run")):
-            return _plan_response(cluster, request)
+        if "dry_run" in request.query_params:
+            raise serializers.ValidationError(
+                {"dry_run": ["not supported: POST …/sync/plan/ answers the dry-run"]}
+            )
         given = PushRequestSerializer(data=request.data or {})
         given.is_valid(raise_exception=True)
-        confirmed = None
-        if "plan" in given.validated_data:
-            confirmed = _reviewed_plan(cluster, given.validated_data["plan"]).changes
-        job = sync_services.push(cluster, user=request.user, confirmed=confirmed)
-        return Response(SyncJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        if "plan" not in given.validated_data:
+            job = sync_services.push(cluster, user=request.user)
+            return Response(SyncJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return _confirm(cluster, given.validated_data["plan"], request)
 
 
-def _reviewed_plan(cluster: Cluster, plan_id: int) -> SyncJob:
-    plan = SyncJob.objects.filter(
-        pk=plan_id, cluster=cluster, kind=SyncJobKind.DRY_RUN, status=SyncJobStatus.SUCCEEDED
-    ).first()
-    if plan is None:
-        raise serializers.ValidationError(
-            {"plan": [f"no succeeded dry-run {plan_id} of cluster {cluster.name}"]}
-        )
-    return plan
+def _confirm(cluster: Cluster, plan_id: int, request: Request) -> Response:
+    try:
+        confirmed = sync_services.confirm_push(cluster, plan_id, user=request.user)
+    except sync_services.UnknownPlan as exc:
+        raise serializers.ValidationError({"plan": [str(exc)]}) from exc
+    if confirmed.job is not None:
+        return Response(SyncJobSerializer(confirmed.job).data, status=status.HTTP_202_ACCEPTED)
+    fresh = SyncJobSerializer(confirmed.plan).data
+    if confirmed.outcome == "stale":
+        return Response({"detail": STALE, "plan": fresh}, status=status.HTTP_409_CONFLICT)
+    return Response(fresh, status=502 if confirmed.outcome == "plan-failed" else 200)
 
 
 def _plan_response(cluster: Cluster, request: Request) -> Response:

@@ -9,7 +9,14 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.utils import timezone
 
-from policy.models import Cluster, ClusterSyncState, SyncJob, SyncJobStatus, SyncJobTrigger
+from policy.models import (
+    Cluster,
+    ClusterSyncState,
+    SyncJob,
+    SyncJobKind,
+    SyncJobStatus,
+    SyncJobTrigger,
+)
 from policy.sync import jobs
 from policy.sync.confirmation import plan_digest
 
@@ -34,11 +41,16 @@ def plan(cluster: Cluster, *, user: AbstractBaseUser | AnonymousUser | None = No
     return jobs.plan_push(cluster, user=user)
 
 
+class UnknownPlan(LookupError):
+    """The plan to confirm is not a succeeded dry-run of the cluster."""
+
+
 @dataclass(frozen=True)
 class Confirmation:
-    """What "Confirm push" came to: the fresh dry-run, and the queued push when there is one.
+    """What confirming a reviewed dry-run came to: the fresh dry-run, and the queued push when
+    there is one.
 
-    ``outcome``: ``queued``; ``stale`` (the plan differs from the one reviewed: nothing
+    ``outcome``: ``queued``; ``stale`` (the changes differ from the reviewed plan's: nothing
     pushed, the new plan is for review); ``nothing`` (nothing to push); ``plan-failed``.
     """
 
@@ -47,19 +59,32 @@ class Confirmation:
     job: SyncJob | None = None
 
 
+def reviewed_plan(cluster: Cluster, plan_id: int) -> SyncJob:
+    """The succeeded dry-run ``plan_id`` of ``cluster`` (:class:`UnknownPlan` otherwise)."""
+    found = SyncJob.objects.filter(
+        pk=plan_id, cluster=cluster, kind=SyncJobKind.DRY_RUN, status=SyncJobStatus.SUCCEEDED
+    ).first()
+    if found is None:
+        raise UnknownPlan(f"no succeeded dry-run {plan_id} of cluster {cluster.name}")
+    return found
+
+
 def confirm_push(
-    cluster: Cluster, reviewed_digest: str, *, user: AbstractBaseUser | AnonymousUser | None
+    cluster: Cluster, plan_id: int, *, user: AbstractBaseUser | AnonymousUser | None
 ) -> Confirmation:
-    """Plan again and push only if the changes are the ones the operator reviewed (by their
-    digest); the push itself carries them as its limit (:mod:`policy.sync.confirmation`)."""
+    """The one way an operator confirms a push, from the pages and the API alike: name the
+    dry-run they reviewed. Plan again and push only if the changes are still that plan's; the
+    push carries them as its limit and writes nothing beyond them, even when a worker runs it
+    later (:mod:`policy.sync.confirmation`)."""
+    reviewed = reviewed_plan(cluster, plan_id)
     fresh = plan(cluster, user=user)
     if fresh.status != SyncJobStatus.SUCCEEDED:
         return Confirmation(fresh, "plan-failed")
-    if plan_digest(fresh.changes) != reviewed_digest:
+    if plan_digest(fresh.changes) != plan_digest(reviewed.changes):
         return Confirmation(fresh, "stale")
     if not fresh.changes:
         return Confirmation(fresh, "nothing")
-    return Confirmation(fresh, "queued", push(cluster, user=user, confirmed=fresh.changes))
+    return Confirmation(fresh, "queued", push(cluster, user=user, confirmed=reviewed.changes))
 
 
 def refresh(

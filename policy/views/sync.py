@@ -2,9 +2,10 @@
 
 Pushing is the operators' (the button is hidden from others, and the server refuses them with
 403 too). A push is always confirmed against its dry-run: "Push to cluster" plans and shows
-every change; the confirmation form carries the digest of those changes; confirming plans
-again and pushes only when the digest is unchanged, else it shows the new plan and says why;
-the push job carries the confirmed changes and writes nothing if its own plan goes beyond them
+every change; the confirmation form names that dry-run, as the API's ``{"plan": id}`` does
+(:func:`policy.services.sync.confirm_push`): confirming plans again and pushes only when the
+changes are still that plan's, else it shows the new plan and says why; the push job carries
+the confirmed changes and writes nothing if its own plan goes beyond them
 (:mod:`policy.sync.confirmation`). A job's page follows it until it finishes (polling with
 the script, a reload link without).
 """
@@ -17,7 +18,7 @@ from typing import Any
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -35,7 +36,6 @@ from policy.roles import can_edit_policy, can_push_policy, role_required
 from policy.services import sync as sync_services
 from policy.services import sync_status
 from policy.services.changes import ChangeContext, record_denied
-from policy.sync.confirmation import plan_digest
 from policy.ui import sync as present
 from policy.ui.policies import diff_lines
 from policy.views.policies import EDITORS
@@ -145,7 +145,6 @@ def _review(
         "plan": plan,
         "rows": present.change_rows(plan.changes),
         "summary": present.change_summary(plan.changes),
-        "digest": plan_digest(plan.changes),
         "stale": stale,
         "failed": plan.status != SyncJobStatus.SUCCEEDED,
     }
@@ -178,9 +177,13 @@ def cluster_sync_push(request: HttpRequest, pk: int) -> HttpResponse:
     """ "Confirm push": plan again; push only if the changes are the ones the operator read."""
     _require_operator(request)
     cluster = get_object_or_404(Cluster, pk=pk)
-    confirmed = sync_services.confirm_push(
-        cluster, request.POST.get("digest", ""), user=request.user
-    )
+    plan_id = request.POST.get("plan", "")
+    if not (plan_id.isascii() and plan_id.isdigit()):
+        return HttpResponseBadRequest("plan: the id of the reviewed dry-run is required.")
+    try:
+        confirmed = sync_services.confirm_push(cluster, int(plan_id), user=request.user)
+    except sync_services.UnknownPlan as exc:
+        return HttpResponseBadRequest(f"plan: {exc}.")
     if confirmed.job is None:
         status = {"plan-failed": 502, "stale": 409}.get(confirmed.outcome, 200)
         return _review(

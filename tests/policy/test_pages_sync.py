@@ -102,7 +102,7 @@ def test_viewer_sees_statuses_but_no_push_control_and_is_refused(
 
     jobs = SyncJob.objects.count()
     for path in ("plan/", "push/", "refresh/"):
-        assert client.post(sync_url(policy, path), {"digest": "x"}).status_code == 403
+        assert client.post(sync_url(policy, path), {"plan": "1"}).status_code == 403
     plan = SyncJob.objects.create(cluster=policy.cluster, kind=SyncJobKind.DRY_RUN)
     assert client.get(sync_url(policy, f"plan/{plan.pk}/")).status_code == 403
     assert SyncJob.objects.count() == jobs + 1  # only the one made here
@@ -176,17 +176,16 @@ def test_operator_plans_confirms_and_the_policies_become_synced(
     assert "{&quot;usageThresholds&quot;:{&quot;cpu&quot;:55,&quot;memory&quot;:80}}" in html
     assert 'class="d-add">+apiVersion: kubescheduler.config.k8s.io/v1' in html  # YAML diff
     assert "Confirm push" in html and "Cancel" in html
-    digest = review.context["digest"]
-    assert digest == plan_digest(plan.changes)
+    assert f'name="plan" value="{plan.pk}"' in html  # the confirmation names the dry-run
 
     with run_on_commit():
-        response = client.post(sync_url(policy, "push/"), {"digest": digest})
+        response = client.post(sync_url(policy, "push/"), {"plan": plan.pk})
     job = SyncJob.objects.get(kind=SyncJobKind.PUSH)
     assert response.status_code == 302
     assert response["Location"] == sync_url(policy, f"jobs/{job.pk}/")
     assert job.status == SyncJobStatus.SUCCEEDED and job.requested_by == operator
     # The push carried the reviewed changes as its limit (policy.sync.confirmation).
-    assert plan_digest(job.confirmed_changes or []) == digest
+    assert plan_digest(job.confirmed_changes or []) == plan_digest(plan.changes)
     page = client.get(response["Location"])
     html = html_of(page)
     assert f"Push #{job.pk} of demo requested." in html
@@ -214,21 +213,22 @@ def test_a_stale_plan_is_not_pushed(
 ) -> None:
     client.force_login(operator)
     review = client.get(client.post(sync_url(policy, "plan/"))["Location"])
-    digest = review.context["digest"]
+    reviewed = review.context["plan"].pk
     # Someone changes the policy while the operator reads the plan.
     THRESHOLDS.update(policy.pk, {"usage_thresholds": {"cpu": 42}}, SYSTEM, expected_version=None)
     with run_on_commit():
-        response = client.post(sync_url(policy, "push/"), {"digest": digest})
+        response = client.post(sync_url(policy, "push/"), {"plan": reviewed})
     assert response.status_code == 409
     html = html_of(response)
     assert "the cluster or policies changed since you reviewed this plan" in html
     assert not SyncJob.objects.filter(kind=SyncJobKind.PUSH).exists()
-    # The new plan is shown, with its own digest to confirm.
+    # The new plan is shown, confirmed by its own id.
     assert "{&quot;usageThresholds&quot;:{&quot;cpu&quot;:42}}" in html
-    new_digest = response.context["digest"]
-    assert new_digest != digest and "Confirm push" in html
+    new_plan = response.context["plan"].pk
+    assert new_plan != reviewed and "Confirm push" in html
+    assert f'name="plan" value="{new_plan}"' in html
     with run_on_commit():
-        response = client.post(sync_url(policy, "push/"), {"digest": new_digest})
+        response = client.post(sync_url(policy, "push/"), {"plan": new_plan})
     assert response.status_code == 302
     assert SyncJob.objects.get(kind=SyncJobKind.PUSH).status == SyncJobStatus.SUCCEEDED
 
@@ -239,7 +239,7 @@ def test_nothing_to_push_offers_no_confirmation(
     client.force_login(operator)
     review = client.get(client.post(sync_url(policy, "plan/"))["Location"])
     with run_on_commit():
-        client.post(sync_url(policy, "push/"), {"digest": review.context["digest"]})
+        client.post(sync_url(policy, "push/"), {"plan": review.context["plan"].pk})
     # A new version that writes the same annotation: pending until a plan shows it is there.
     THRESHOLDS.update(policy.pk, {"description": "the hot pool"}, SYSTEM, expected_version=None)
     assert "pending" in badges(html_of(client.get(sync_url(policy))))
@@ -249,7 +249,7 @@ def test_nothing_to_push_offers_no_confirmation(
     assert badges(html_of(client.get(sync_url(policy)))) == ["synced"] * 4
     # A confirmation posted anyway pushes nothing.
     pushes = SyncJob.objects.filter(kind=SyncJobKind.PUSH).count()
-    response = client.post(sync_url(policy, "push/"), {"digest": plan_digest([])})
+    response = client.post(sync_url(policy, "push/"), {"plan": response.context["plan"].pk})
     assert response.status_code == 200 and "Nothing to push" in html_of(response)
     assert SyncJob.objects.filter(kind=SyncJobKind.PUSH).count() == pushes
 
@@ -263,7 +263,11 @@ def test_a_failed_dry_run_offers_no_confirmation(
     html = html_of(response)
     assert "The dry-run failed: nothing can be pushed" in html
     assert "has no snapshot" in html and "Confirm push" not in html
-    response = client.post(sync_url(policy, "push/"), {"digest": plan_digest([])})
+    assert client.post(sync_url(policy, "push/"), {"plan": 999}).status_code == 400
+    assert client.post(sync_url(policy, "push/"), {"plan": "²"}).status_code == 400
+    done = SyncJob.objects.create(cluster_id=policy.cluster_id, kind=SyncJobKind.DRY_RUN)
+    SyncJob.objects.filter(pk=done.pk).update(status=SyncJobStatus.SUCCEEDED)
+    response = client.post(sync_url(policy, "push/"), {"plan": done.pk})
     assert response.status_code == 502
     assert not SyncJob.objects.filter(kind=SyncJobKind.PUSH).exists()
 

@@ -103,13 +103,17 @@ def test_dry_run_lists_the_changes_and_writes_nothing(
     foreign = {n: v for n, v in node_annotations(policy.cluster_id).items() if v}
     api_client.force_login(operator)
     snapshots = ClusterSnapshot.snapshots.count()
-    for url in ("sync/plan/", "sync/?dry_run=1"):
-        response = api_client.post(f"/api/v1/clusters/{policy.cluster_id}/{url}")
-        assert response.status_code == 200, response.content
-        body = response.json()
-        assert body["kind"] == SyncJobKind.DRY_RUN and body["status"] == "succeeded"
-        assert [c["name"] for c in body["changes"]] == sorted(policy.node_names)
-        assert all(c["before"] is None and "+" in c["diff"] for c in body["changes"])
+    response = api_client.post(f"/api/v1/clusters/{policy.cluster_id}/sync/plan/")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["kind"] == SyncJobKind.DRY_RUN and body["status"] == "succeeded"
+    assert [c["name"] for c in body["changes"]] == sorted(policy.node_names)
+    assert all(c["before"] is None and "+" in c["diff"] for c in body["changes"])
+    # One way to ask for a dry-run: the retired ?dry_run=1 is refused, never taken as a push.
+    response = api_client.post(f"/api/v1/clusters/{policy.cluster_id}/sync/?dry_run=1")
+    assert response.status_code == 400
+    assert "sync/plan/" in response.json()["dry_run"][0]
+    assert not SyncJob.objects.filter(kind=SyncJobKind.PUSH).exists()
     assert ClusterSnapshot.snapshots.count() == snapshots
     assert {n: v for n, v in node_annotations(policy.cluster_id).items() if v} == foreign
     state = ClusterSyncState.objects.get(cluster_id=policy.cluster_id)
@@ -201,13 +205,15 @@ def test_the_api_pushes_exactly_a_reviewed_plan(
     ]
     plan = api_client.post(f"{base}/sync/plan/").json()
     NodeThresholdPolicy.objects.filter(pk=policy.pk).update(usage_thresholds={"cpu": 41})
+    # Confirming a stale plan pushes nothing and answers the new plan for review, as the page.
     with run_on_commit():
         stale = api_client.post(f"{base}/sync/", {"plan": plan["id"]}, format="json")
-    assert stale.status_code == 202
-    job = SyncJob.objects.get(pk=stale.json()["id"])
-    assert job.status == SyncJobStatus.FAILED and "not in the confirmed plan" in job.error
+    assert stale.status_code == 409, stale.content
+    assert stale.json()["detail"].startswith("not pushed: the changes differ")
+    plan = stale.json()["plan"]
+    assert plan["kind"] == SyncJobKind.DRY_RUN and '"cpu":41' in plan["changes"][0]["after"]
+    assert not SyncJob.objects.filter(kind=SyncJobKind.PUSH).exists()
 
-    plan = api_client.post(f"{base}/sync/plan/").json()
     with run_on_commit():
         done = api_client.post(f"{base}/sync/", {"plan": plan["id"]}, format="json").json()
     job = SyncJob.objects.get(pk=done["id"])
