@@ -4,19 +4,18 @@ Someone may edit the scheduler ConfigMap by hand, or ``kubectl annotate`` a node
 manages. The next push would silently undo that; drift detection shows it first, with the
 diff, so an operator can fold the edit into a policy or push over it knowingly. It compares
 with what schedboard *wrote* (the caller stores it), not with what it would write now: a policy
-edited since the last push is pending, not drift.
+edited since the last push is pending, not drift. The functions compare objects already read
+(a refresh reads the cluster once); they do no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from policy.gateway.apply import read_configmap, unified_diff
-from policy.gateway.connection import Connection
+from policy.gateway.apply import unified_diff
 from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION
-from policy.gateway.readback import NODES, list_objects
 
 
 @dataclass(frozen=True)
@@ -50,28 +49,30 @@ class Drift:
 
 
 def configmap_key_drift(
-    conn: Connection, namespace: str, name: str, key: str, last_written: str
+    configmap: Mapping[str, Any] | None, namespace: str, name: str, key: str, last_written: str
 ) -> Drift | None:
-    """The drift of ``data[key]`` from ``last_written``, or None if it is unchanged."""
-    actual = ((read_configmap(conn, namespace, name) or {}).get("data") or {}).get(key)
+    """The drift of the read ``configmap``'s ``data[key]`` (None: the ConfigMap is gone) from
+    ``last_written``, or None if it is unchanged."""
+    actual = ((configmap or {}).get("data") or {}).get(key)
     if actual == last_written:
         return None
     return Drift("ConfigMap", namespace, name, f"data[{key}]", last_written, actual)
 
 
 def annotation_drift(
-    conn: Connection,
+    nodes: Iterable[Mapping[str, Any]],
     last_written: Mapping[str, str],
     *,
     annotation: str = USAGE_THRESHOLDS_ANNOTATION,
 ) -> list[Drift]:
-    """Nodes whose ``annotation`` differs from what schedboard wrote (node name -> value)."""
-    nodes = {obj["metadata"]["name"]: obj for obj in list_objects(conn, NODES).items}
+    """Nodes (as read) whose ``annotation`` differs from what schedboard wrote (node name ->
+    value); a node that is gone has drifted to None."""
+    by_name = {node["metadata"]["name"]: node for node in nodes}
+    field_name = f"metadata.annotations[{annotation}]"
     drifts = []
     for name in sorted(last_written):
-        node = nodes.get(name)
+        node = by_name.get(name)
         actual = (node["metadata"].get("annotations") or {}).get(annotation) if node else None
         if actual != last_written[name]:
-            field_name = f"metadata.annotations[{annotation}]"
             drifts.append(Drift("Node", "", name, field_name, last_written[name], actual))
     return drifts

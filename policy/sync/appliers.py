@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from django.utils import timezone
 
@@ -21,7 +21,7 @@ from policy.choices import ClusterKind
 from policy.gateway import apply as gw
 from policy.gateway.connection import Connection, ConnectionSpec, Timeouts, connect
 from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION
-from policy.gateway.drift import Drift
+from policy.gateway.drift import Drift, annotation_drift, configmap_key_drift
 from policy.gateway.errors import ApplyError, GatewayError
 from policy.gateway.readback import read_cluster
 from policy.gateway.retry import DEFAULT_POLICY, RetryPolicy
@@ -85,35 +85,10 @@ class RefreshResult:
     missing: list[str] = field(default_factory=list)
 
 
-class Target(Protocol):
-    def plan(self, desired: Desired, owned: Owned) -> PushPlan: ...
-
-    def apply(self, desired: Desired, owned: Owned, plan: PushPlan) -> PushResult: ...
-
-    def close(self) -> None: ...
-
-
 def target_for(cluster: Cluster) -> KubeTarget | DemoTarget:
     if cluster.kind == ClusterKind.DEMO:
         return DemoTarget(cluster)
     return KubeTarget(cluster)
-
-
-def annotation_drift_from(nodes: list[dict[str, Any]], last_written: dict[str, str]) -> list[Drift]:
-    """Nodes whose managed annotation differs from what schedboard last wrote."""
-    by_name = {node["metadata"]["name"]: node for node in nodes}
-    field_name = f"metadata.annotations[{USAGE_THRESHOLDS_ANNOTATION}]"
-    drifts = []
-    for name in sorted(last_written):
-        node = by_name.get(name)
-        actual = (
-            (node["metadata"].get("annotations") or {}).get(USAGE_THRESHOLDS_ANNOTATION)
-            if node
-            else None
-        )
-        if actual != last_written[name]:
-            drifts.append(Drift("Node", "", name, field_name, last_written[name], actual))
-    return drifts
 
 
 class KubeTarget:
@@ -213,25 +188,15 @@ class KubeTarget:
         """
         readback = read_cluster(self.conn)
         nodes = [obj for obj in readback.objects if obj.get("kind") == "Node"]
-        drift = annotation_drift_from(nodes, dict(state.annotations or {}))
+        drift = annotation_drift(nodes, dict(state.annotations or {}))
         if state.scheduler_config is not None:
             c = self.cluster
-            configmap = gw.read_configmap(
-                self.conn, c.scheduler_config_namespace, c.scheduler_config_name
+            namespace, name = c.scheduler_config_namespace, c.scheduler_config_name
+            configmap = gw.read_configmap(self.conn, namespace, name)
+            changed = configmap_key_drift(
+                configmap, namespace, name, c.scheduler_config_key, state.scheduler_config
             )
-            actual = ((configmap or {}).get("data") or {}).get(c.scheduler_config_key)
-            if actual != state.scheduler_config:
-                drift.insert(
-                    0,
-                    Drift(
-                        "ConfigMap",
-                        c.scheduler_config_namespace,
-                        c.scheduler_config_name,
-                        f"data[{c.scheduler_config_key}]",
-                        state.scheduler_config,
-                        actual,
-                    ),
-                )
+            drift[:0] = [changed] if changed else []
         partial = RefreshResult(drift, counts=dict(readback.counts), missing=readback.missing)
         return readback.objects, readback.taken_at, partial
 
@@ -303,7 +268,7 @@ class DemoTarget:
         now = timezone.now().replace(microsecond=0)
         objects = drifted_objects(stored.objects, stored.taken_at, now)
         nodes = [obj for obj in objects if obj.get("kind") == "Node"]
-        drift = annotation_drift_from(nodes, dict(state.annotations or {}))
+        drift = annotation_drift(nodes, dict(state.annotations or {}))
         partial = RefreshResult(drift)
         return objects, now, partial
 

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from policy.gateway.apply import apply_configmap_key, apply_node_annotations
+from policy.gateway.apply import apply_configmap_key, apply_node_annotations, read_configmap
 from policy.gateway.connection import MERGE_PATCH, Connection
 from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION as KEY
 from policy.gateway.drift import Drift, annotation_drift, configmap_key_drift
+from policy.gateway.readback import NODES, list_objects
 from tests.gateway.kubeserver import ensure_namespaces
 
 NS = "kube-system"
+
+
+def configmap_drift(conn: Connection, name: str, written: str) -> Drift | None:
+    """The ConfigMap's drift as a refresh sees it: read it, then compare."""
+    return configmap_key_drift(read_configmap(conn, NS, name), NS, name, "config.yaml", written)
+
+
+def node_drift(conn: Connection, written: dict[str, str]) -> list[Drift]:
+    return annotation_drift(list_objects(conn, NODES).items, written)
 
 
 def test_configmap_drift(admin: Connection, unique: Callable[[str], str]) -> None:
@@ -18,18 +28,18 @@ def test_configmap_drift(admin: Connection, unique: Callable[[str], str]) -> Non
     name = unique("sched")
     written = "profiles:\n- schedulerName: default-scheduler\n"
     apply_configmap_key(admin, NS, name, "config.yaml", written)
-    assert configmap_key_drift(admin, NS, name, "config.yaml", written) is None
+    assert configmap_drift(admin, name, written) is None
 
     edited = written + "  # tuned by hand\n"
     body = {"data": {"config.yaml": edited}}
     admin.request(
         "PATCH", f"/api/v1/namespaces/{NS}/configmaps/{name}", body=body, content_type=MERGE_PATCH
     )
-    drift = configmap_key_drift(admin, NS, name, "config.yaml", written)
+    drift = configmap_drift(admin, name, written)
     assert drift == Drift("ConfigMap", NS, name, "data[config.yaml]", written, edited)
     assert drift.diff.endswith("+  # tuned by hand\n")
     admin.request("DELETE", f"/api/v1/namespaces/{NS}/configmaps/{name}")
-    gone = configmap_key_drift(admin, NS, name, "config.yaml", written)
+    gone = configmap_drift(admin, name, written)
     assert (
         gone is not None
         and gone.actual is None
@@ -43,7 +53,7 @@ def test_annotation_drift(admin: Connection, scratch_nodes: Callable[..., list[s
     value = '{"usageThresholds":{"cpu":65}}'
     written = {same: value, edited: value, removed: value}
     apply_node_annotations(admin, written, set())
-    assert annotation_drift(admin, written) == []
+    assert node_drift(admin, written) == []
 
     hand = '{"usageThresholds":{"cpu":80}}'
     patch = {"metadata": {"annotations": {KEY: hand}}}
@@ -51,7 +61,7 @@ def test_annotation_drift(admin: Connection, scratch_nodes: Callable[..., list[s
     patch = {"metadata": {"annotations": {KEY: None}}}
     admin.request("PATCH", f"/api/v1/nodes/{removed}", body=patch, content_type=MERGE_PATCH)
 
-    drifts = {d.name: d for d in annotation_drift(admin, written)}
+    drifts = {d.name: d for d in node_drift(admin, written)}
     assert set(drifts) == {edited, removed}
     assert (drifts[edited].expected, drifts[edited].actual) == (value, hand)
     assert '-    "cpu": 65\n+    "cpu": 80\n' in drifts[edited].diff
