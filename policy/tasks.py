@@ -8,9 +8,7 @@ from typing import Any
 from celery import shared_task
 
 from policy import services
-from policy.models import ClusterSnapshot
 from policy.services import whatif
-from policy.snapshots import summarize
 
 logger = logging.getLogger(__name__)
 
@@ -19,25 +17,6 @@ logger = logging.getLogger(__name__)
 def ping() -> str:
     """Answers ``pong``: proves a worker consumes the queue (readiness, end-to-end tests)."""
     return "pong"
-
-
-@shared_task
-def snapshot_summary_task(snapshot_id: int) -> dict[str, Any] | None:
-    """Counts and NodeMetric freshness of a snapshot, or None if it was deleted."""
-    try:
-        snapshot = ClusterSnapshot.snapshots.get(id=snapshot_id)
-    except ClusterSnapshot.DoesNotExist:
-        logger.info("snapshot %s is gone; nothing to summarize", snapshot_id)
-        return None
-    summary = summarize(snapshot.objects, snapshot.taken_at)
-    return {
-        "snapshot": snapshot.id,
-        "nodes": summary.nodes,
-        "pods_bound": summary.pods_bound,
-        "pods_pending": summary.pods_pending,
-        "node_metrics": dict(summary.metrics),
-        "hot_nodes": summary.hot_nodes,
-    }
 
 
 @shared_task
@@ -69,25 +48,15 @@ def push_cluster(self: Any, job_id: int) -> dict[str, Any] | None:
 
 
 @shared_task(bind=True, acks_late=True, max_retries=None)
-def refresh_cluster(self: Any, cluster_id: int, job_id: int | None = None) -> dict[str, Any] | None:
-    """Read cluster ``cluster_id`` back into a snapshot (job ``job_id``, or a new one), record
-    drift, then evaluate its pending pods."""
-    from policy.models import Cluster, SyncJob, SyncJobKind, SyncJobTrigger
+def refresh_cluster(self: Any, job_id: int) -> dict[str, Any] | None:
+    """Run refresh job ``job_id``: read its cluster back into a snapshot, record drift, then
+    evaluate the pending pods; transient API errors send it again with capped backoff."""
     from policy.sync import jobs
 
-    if job_id is None:
-        if not Cluster.objects.filter(pk=cluster_id).exists():
-            logger.info("cluster %s is gone; nothing to refresh", cluster_id)
-            return None
-        job_id = SyncJob.objects.create(
-            cluster_id=cluster_id, kind=SyncJobKind.REFRESH, trigger=SyncJobTrigger.SCHEDULE
-        ).pk
     try:
         job = jobs.run_job(job_id, _worker_name(self))
     except jobs.RetryLater as exc:
-        raise self.retry(
-            args=(cluster_id,), kwargs={"job_id": job_id}, countdown=exc.countdown, exc=exc
-        ) from None
+        raise self.retry(countdown=exc.countdown, exc=exc) from None
     return {"job": job.pk, "status": job.status} if job else None
 
 

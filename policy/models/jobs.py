@@ -9,12 +9,10 @@ per-cluster push lease that keeps two workers from pushing the same cluster at o
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.utils import timezone
 
 from policy.choices import SyncJobKind, SyncJobStatus, SyncJobTrigger
 from policy.models.clusters import Cluster
@@ -127,7 +125,3 @@ class ClusterSyncState(models.Model):
 
     def last_written(self) -> dict[str, Any]:
         return {"scheduler_config": self.scheduler_config, "annotations": dict(self.annotations)}
-
-
-def lease_until(seconds: float) -> datetime:
-    return timezone.now() + timedelta(seconds=seconds)

@@ -92,10 +92,7 @@ def _send(job: SyncJob) -> None:
     from policy import tasks
 
     task = tasks.refresh_cluster if job.kind == SyncJobKind.REFRESH else tasks.push_cluster
-    if job.kind == SyncJobKind.REFRESH:
-        task.apply_async((job.cluster_id,), {"job_id": job.pk})
-    else:
-        task.apply_async((job.pk,))
+    task.apply_async((job.pk,))
 
 
 def enqueue_once(

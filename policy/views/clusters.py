@@ -79,8 +79,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         page_load = load_for_page(stored, source)
     except SnapshotUnreadable as exc:
         stored.refresh_from_db(fields=["objects"])
-        summary = summarize(stored.objects, stored.taken_at)
-        context |= {"summary": summary, "unreadable": str(exc), "rows": summary.rows[:25]}
+        context |= {"summary": summarize(stored.objects), "unreadable": str(exc)}
         return render(request, "policy/dashboard.html", context)
 
     load = page_load.load

@@ -149,11 +149,6 @@ def _builder(stored: ClusterSnapshot, source: LoadAwareSource) -> Callable[[], C
     return build
 
 
-def load_of(stored: ClusterSnapshot, source: LoadAwareSource) -> ClusterLoad:
-    """Every node's LoadAware view of ``stored`` (cached per snapshot, configuration, profile)."""
-    return _loads.get_or_build(_load_key(stored, source), _builder(stored, source))
-
-
 @dataclass(frozen=True)
 class PageLoad:
     """What the dashboard shows: the load, the snapshot it is of, and, when that is an older

@@ -34,8 +34,6 @@ _DNS1123_SUBDOMAIN_ERR = (
 _DNS1123_SUBDOMAIN_MAX = 253
 _DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
 
-_INT64_RE = re.compile(r"[+-]?[0-9]+")
-
 
 def max_len_error(length: int) -> str:
     return f"must be no more than {length} bytes"
@@ -123,8 +121,3 @@ def is_extended_resource_name(name: str) -> bool:
     if is_native_resource(name) or name.startswith("requests."):
         return False
     return not is_qualified_name("requests." + name)
-
-
-def is_go_int64(text: str) -> bool:
-    """Whether ``strconv.ParseInt(text, 10, 64)`` succeeds."""
-    return bool(_INT64_RE.fullmatch(text)) and -(2**63) <= int(text) <= 2**63 - 1

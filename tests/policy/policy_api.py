@@ -25,12 +25,6 @@ def patch(client: Any, url: str, data: Any, if_match: str, status: int = 200) ->
     return ok(client.patch(url, data, format="json", HTTP_IF_MATCH=if_match), status)
 
 
-def etag_of(client: Any, url: str) -> str:
-    response = client.get(url)
-    assert response.status_code == 200
-    return str(response["ETag"])
-
-
 def fields_of(body: dict[str, Any]) -> dict[str, str]:
     """``field -> type`` of a 400's ``errors``."""
     return {e["field"]: e["type"] for e in body["errors"]}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,8 @@ from policy import services, tasks
 from policy.engine import clear_caches, engine_for, snapshot_for
 from policy.models import Cluster, ClusterSnapshot, PolicyChange, SchedulerConfiguration
 from policy.snapshots import summarize
+from policy.ui.loadaware import ClusterLoad, cluster_load, default_plugin
+from scoring.snapshot import Snapshot
 from tests.conftest import NOW
 
 pytestmark = pytest.mark.django_db
@@ -65,19 +67,27 @@ def test_loading_again_adds_a_snapshot_to_the_same_cluster() -> None:
     assert ClusterSnapshot.snapshots.count() == 2
 
 
-def test_summary_judges_freshness_at_snapshot_time(demo_snapshot: Any) -> None:
-    at_snapshot = summarize(demo_snapshot.objects, demo_snapshot.taken_at)
+def _load_at(snapshot: Any, now: datetime) -> ClusterLoad:
+    engine_view = Snapshot.from_objects(snapshot.objects)
+    return cluster_load(engine_view, default_plugin(), now, origin="defaults", profile=None)
+
+
+def test_the_dashboard_judges_freshness_at_snapshot_time(demo_snapshot: Any) -> None:
+    at_snapshot = _load_at(demo_snapshot, demo_snapshot.taken_at)
     assert at_snapshot.metrics == {"fresh": 9, "expired": 2, "missing": 1}
-    later = summarize(demo_snapshot.objects, demo_snapshot.taken_at + timedelta(hours=1))
+    later = _load_at(demo_snapshot, demo_snapshot.taken_at + timedelta(hours=1))
     assert later.metrics == {"fresh": 0, "expired": 11, "missing": 1}
-    assert at_snapshot.hot_nodes >= 1
+    assert at_snapshot.over("cpu") >= 1
 
 
-def test_snapshot_summary_task(demo_snapshot: Any, celery_eager: None) -> None:
-    result = tasks.snapshot_summary_task.delay(demo_snapshot.pk).get()
-    assert result["nodes"] == 12 and result["pods_pending"] == 12
-    assert result["node_metrics"] == {"fresh": 9, "expired": 2, "missing": 1}
-    assert tasks.snapshot_summary_task.delay(10**9).get() is None
+def test_an_unreadable_snapshot_is_still_counted(demo_snapshot: Any) -> None:
+    objects = [
+        *demo_snapshot.objects,
+        {"kind": "Node", "metadata": {"name": "bad"}, "status": {"allocatable": {"cpu": "x"}}},
+    ]
+    summary = summarize(objects)
+    assert (summary.nodes, summary.pods_bound, summary.pods_pending) == (12, 480 // 5, 12)
+    assert len(summary.problems) == 1 and "bad" in summary.problems[0]
 
 
 def test_prune_keeps_the_newest_snapshots_per_cluster(celery_eager: None) -> None:
