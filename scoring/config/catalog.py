@@ -71,17 +71,6 @@ KOORDINATOR = "koordinator"
 SCHEDULER_PLUGINS = "scheduler-plugins"
 
 
-def _import_optional(module: str) -> ModuleType | None:
-    """The module, or None when it (or a parent package) does not exist yet."""
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or ""
-        if module == missing or module.startswith(missing + "."):
-            return None
-        raise
-
-
 @dataclass(frozen=True)
 class PluginSpec:
     """One known plugin.
@@ -108,12 +97,11 @@ class PluginSpec:
         """Whether args of this plugin are decoded, defaulted and validated (vs kept raw)."""
         if self.args_kind is None:
             return False
-        if self.args_kind in IN_TREE_ARGS:
-            return True
-        return self._module() is not None
+        return self.args_kind in IN_TREE_ARGS or self.args_module is not None
 
     def _module(self) -> ModuleType | None:
-        return _import_optional(self.args_module) if self.args_module else None
+        """The out-of-tree args module, imported on first use (it imports the catalog)."""
+        return importlib.import_module(self.args_module) if self.args_module else None
 
     def default_args(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Defaulted v1 args (without ``apiVersion``/``kind``); unchanged when unknown."""

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from scoring.config import load_configuration, validate_configuration
+from scoring.config.catalog import PluginSpec
 from scoring.errors import FieldError
 
 HEADER = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
@@ -539,33 +540,15 @@ def _limit_aware_profile(args: Any) -> dict[str, Any]:
     }
 
 
-def test_out_of_tree_args_pass_through_while_the_module_is_missing(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr("scoring.config.catalog._import_optional", lambda module: None)
-    config = load_configuration(
-        _limit_aware_profile({"kind": "LimitAwareArgs", "anything": {"goes": True}})
-    )
-    profile = config.profiles[0]
-    assert profile.plugin_args["LimitAware"] == {"anything": {"goes": True}}
-    assert [(r.name, r.weight) for r in profile.plugins["score"]][-1] == ("LimitAware", 2)
-    assert profile.plugin_names("reserve")[-1] == "LimitAware"
-    # the kind is still checked
-    _, errors = validate_configuration(_limit_aware_profile({"kind": "LoadAwareSchedulingArgs"}))
-    assert [(e.field, e.type) for e in errors] == [
-        ("profiles[0].pluginConfig[0].args.kind", INVALID)
-    ]
-
-
 def test_out_of_tree_args_module_defaults_and_validates(monkeypatch: pytest.MonkeyPatch) -> None:
     requested: list[str] = []
     fake = _fake_args_module()
 
-    def resolve(module: str) -> types.ModuleType:
-        requested.append(module)
+    def resolve(spec: PluginSpec) -> types.ModuleType:
+        requested.append(spec.args_module or "")
         return fake
 
-    monkeypatch.setattr("scoring.config.catalog._import_optional", resolve)
+    monkeypatch.setattr(PluginSpec, "_module", resolve)
     config = load_configuration(
         _limit_aware_profile({"apiVersion": "kubescheduler.config.k8s.io/v1"})
     )
@@ -578,9 +561,7 @@ def test_out_of_tree_args_module_defaults_and_validates(monkeypatch: pytest.Monk
 
 
 def test_out_of_tree_default_args_added_for_enabled_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        "scoring.config.catalog._import_optional", lambda module: _fake_args_module()
-    )
+    monkeypatch.setattr(PluginSpec, "_module", lambda spec: _fake_args_module())
     config = load_configuration(
         {
             **HEADER,

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from scoring.config import (
     EXTENSION_POINTS,
     Profile,
@@ -230,9 +228,7 @@ def test_multi_point_enabled_default_is_replaced_in_place() -> None:
     assert names(profile, "filter") == EXPANDED_DEFAULTS["filter"]
 
 
-def test_multi_point_enabled_new_plugin_is_appended(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Independent of the out-of-tree args modules: pretend they are not there yet.
-    monkeypatch.setattr("scoring.config.catalog._import_optional", lambda module: None)
+def test_multi_point_enabled_new_plugin_is_appended() -> None:
     config = load(
         profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": "NodeResourceTopologyMatch"}]}}}]
     )

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from scoring.config import validate_configuration
 from scoring.config.expansion import expand_profile
 from scoring.config.framework_checks import check_profile, repeated_plugin_config
@@ -75,8 +73,7 @@ def test_plugin_enabled_twice_at_a_point() -> None:
     ]
 
 
-def test_plugin_enabled_twice_in_multi_point(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("scoring.config.catalog._import_optional", lambda module: None)
+def test_plugin_enabled_twice_in_multi_point() -> None:
     errors = errors_for(
         {"multiPoint": {"enabled": [{"name": "LimitAware"}, {"name": "LimitAware"}]}}
     )

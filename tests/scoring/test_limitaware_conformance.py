@@ -8,7 +8,6 @@ vector's ``scoringResourceWeights`` and ``defaultLimitToAllocatableRatio``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -29,7 +28,6 @@ from tests.scoring.vector_objects import vector_node, vector_pod
 PLUGIN = "LimitAware"
 HERE = Path(__file__).parent / "conformance" / "limitaware"
 VECTORS = sorted(HERE.glob("*.json"))
-HAS_CONFIG = importlib.util.find_spec("scoring.config") is not None
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -98,7 +96,6 @@ def test_vector_in_process(path: Path) -> None:
     check(vector, *in_process(vector))
 
 
-@pytest.mark.skipif(not HAS_CONFIG, reason="scoring.config (the CLI's configuration) not there yet")
 @pytest.mark.parametrize("path", VECTORS, ids=lambda p: p.stem)
 def test_vector_through_cli(path: Path, tmp_path: Path) -> None:
     vector = load(path)

@@ -9,7 +9,6 @@ its explanation must agree with its verdicts.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -31,8 +30,6 @@ from tests.scoring.loadaware_vectors import (
 VECTORS = load_vectors()
 PLUGIN_VECTORS = [(n, v) for n, v in VECTORS if v["kind"] == "plugin"]
 ARGS_VECTORS = [(n, v) for n, v in VECTORS if v["kind"] == "validate_args"]
-HAVE_CONFIG = importlib.util.find_spec("scoring.config") is not None
-needs_cli = pytest.mark.skipif(not HAVE_CONFIG, reason="scoring.config is not available yet")
 
 
 def test_every_vector_is_covered() -> None:
@@ -40,7 +37,6 @@ def test_every_vector_is_covered() -> None:
     assert len(ARGS_VECTORS) == 6
 
 
-@needs_cli
 @pytest.mark.parametrize(("name", "vector"), PLUGIN_VECTORS, ids=[n for n, _ in PLUGIN_VECTORS])
 def test_plugin_vector_through_cli(tmp_path: Path, name: str, vector: dict[str, Any]) -> None:
     expect = vector["expect"]
@@ -84,7 +80,6 @@ def test_args_vector_in_process(name: str, vector: dict[str, Any]) -> None:
     assert (not validate_args(default_args(vector["args"]), "")) == vector["expect"]["valid"]
 
 
-@needs_cli
 @pytest.mark.parametrize(("name", "vector"), ARGS_VECTORS, ids=[n for n, _ in ARGS_VECTORS])
 def test_args_vector_through_cli(tmp_path: Path, name: str, vector: dict[str, Any]) -> None:
     path = write_json(

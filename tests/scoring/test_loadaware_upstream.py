@@ -8,7 +8,6 @@ node has 96 cores / 512Gi; the expected verdicts and scores are the Go tests' ``
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -348,9 +347,6 @@ SCORE_CASES: dict[str, tuple[dict[str, Any], int]] = {
     ),
 }
 
-HAVE_CONFIG = importlib.util.find_spec("scoring.config") is not None
-needs_cli = pytest.mark.skipif(not HAVE_CONFIG, reason="scoring.config is not available yet")
-
 
 @pytest.mark.parametrize("name", list(FILTER_CASES))
 def test_filter_case(name: str) -> None:
@@ -364,7 +360,6 @@ def test_score_case(name: str) -> None:
     assert scores(case) == {"test-node-1": expected}
 
 
-@needs_cli
 @pytest.mark.parametrize("name", list(FILTER_CASES))
 def test_filter_case_through_cli(tmp_path: Path, name: str) -> None:
     case, reason = FILTER_CASES[name]
@@ -376,7 +371,6 @@ def test_filter_case_through_cli(tmp_path: Path, name: str) -> None:
     assert status["code"] == ("Success" if reason is None else "Unschedulable")
 
 
-@needs_cli
 @pytest.mark.parametrize("name", list(SCORE_CASES))
 def test_score_case_through_cli(tmp_path: Path, name: str) -> None:
     case, expected = SCORE_CASES[name]

@@ -36,13 +36,6 @@ from tests.scoring.builders import (
 )
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
-try:
-    import scoring.engine  # noqa: F401  (needs scoring.config)
-
-    HAVE_CLI = True
-except ImportError:
-    HAVE_CLI = False
-needs_cli = pytest.mark.skipif(not HAVE_CLI, reason="scoring.config is not available yet")
 
 
 def cycle_for(nodes: Sequence[Mapping[str, Any]], spec: Mapping[str, Any]) -> Cycle:
@@ -561,7 +554,6 @@ def test_vectorized_plugin_equals_per_node_reference() -> None:
 # -- through the CLI ------------------------------------------------------------------------------
 
 
-@needs_cli
 def test_cli_reports_filter_reasons_and_normalized_scores(tmp_path: Path) -> None:
     nodes = [
         make_node(
@@ -596,7 +588,6 @@ def test_cli_reports_filter_reasons_and_normalized_scores(tmp_path: Path) -> Non
     assert decision["selectedNode"] == "node2"
 
 
-@needs_cli
 def test_cli_enforces_added_affinity_and_reports_pre_score_errors(tmp_path: Path) -> None:
     nodes = [
         make_node(n, {"cpu": 4000, "pods": 110}, labels={"zone": z})

@@ -18,13 +18,6 @@ from tests.scoring.builders import evaluate, make_node, make_pod, only_plugin_co
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 NAMES = [f"node-{i:03d}" for i in range(300)]
-try:
-    import scoring.engine  # noqa: F401  (needs scoring.config)
-
-    HAVE_CLI = True
-except ImportError:
-    HAVE_CLI = False
-needs_cli = pytest.mark.skipif(not HAVE_CLI, reason="scoring.config is not available yet")
 
 
 def cycle_for(node_name: str | None) -> Cycle:
@@ -59,7 +52,6 @@ def test_reason_and_explanation() -> None:
     assert NodeName({}).explain(cycle_for(None), 0) is None
 
 
-@needs_cli
 def test_cli_reports_other_nodes(tmp_path: Path) -> None:
     nodes = [make_node(n, {"cpu": 1000, "pods": 110}) for n in ("a", "b")]
     pod = make_pod("web", containers=[{"name": "c", "image": "x"}], spec={"nodeName": "b"})

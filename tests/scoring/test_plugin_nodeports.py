@@ -27,13 +27,6 @@ from tests.scoring.builders import (
 )
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
-try:
-    import scoring.engine  # noqa: F401  (needs scoring.config)
-
-    HAVE_CLI = True
-except ImportError:
-    HAVE_CLI = False
-needs_cli = pytest.mark.skipif(not HAVE_CLI, reason="scoring.config is not available yet")
 
 
 def ports(*specs: str) -> list[dict[str, Any]]:
@@ -238,7 +231,6 @@ def test_vectorized_plugin_equals_per_node_reference() -> None:
 # -- through the CLI ------------------------------------------------------------------------------
 
 
-@needs_cli
 def test_cli_reports_port_conflicts(tmp_path: Path) -> None:
     nodes = [make_node(n, {"cpu": 4000, "memory": 8 << 30, "pods": 110}) for n in ("a", "b")]
     existing = port_pod("ingress", "TCP//443", node="a")

@@ -22,13 +22,6 @@ from tests.scoring.builders import evaluate, make_node, make_pod, only_plugin_co
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
-try:
-    import scoring.engine  # noqa: F401  (needs scoring.config)
-
-    HAVE_CLI = True
-except ImportError:
-    HAVE_CLI = False
-needs_cli = pytest.mark.skipif(not HAVE_CLI, reason="scoring.config is not available yet")
 
 
 def cycle_for(cordoned: Sequence[bool], tolerations: Sequence[Mapping[str, Any]] = ()) -> Cycle:
@@ -85,7 +78,6 @@ def test_vectorized_plugin_equals_per_node_reference() -> None:
     assert NodeUnschedulable({}).filter(tolerant).passed.all()
 
 
-@needs_cli
 def test_cli_reports_cordoned_nodes(tmp_path: Path) -> None:
     nodes = [
         make_node("cordoned", {"cpu": 1000, "pods": 110}, unschedulable=True),

@@ -29,13 +29,6 @@ from tests.scoring.builders import (
 )
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
-try:
-    import scoring.engine  # noqa: F401  (needs scoring.config)
-
-    HAVE_CLI = True
-except ImportError:
-    HAVE_CLI = False
-needs_cli = pytest.mark.skipif(not HAVE_CLI, reason="scoring.config is not available yet")
 
 
 def taint(key: str, value: str, effect: str) -> dict[str, str]:
@@ -465,7 +458,6 @@ def test_vectorized_plugin_equals_per_node_reference() -> None:
 # -- through the CLI ------------------------------------------------------------------------------
 
 
-@needs_cli
 def test_cli_reports_taint_filter_and_reversed_scores(tmp_path: Path) -> None:
     allocatable = {"cpu": 4000, "memory": 8 << 30, "pods": 110}
     nodes = [
@@ -491,7 +483,6 @@ def test_cli_reports_taint_filter_and_reversed_scores(tmp_path: Path) -> None:
     assert decision["selectedNode"] == "clean"
 
 
-@needs_cli
 def test_cli_score_without_pre_score_fails_the_cycle(tmp_path: Path) -> None:
     nodes = [make_node(n, {"cpu": 1000, "pods": 110}) for n in ("a", "b")]
     pod = make_pod("web", spec={"containers": [{"name": "c", "image": "x"}]})
