@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from scoring.goint import quo_array
 from scoring.objects import Pod
 from scoring.snapshot import BoolArray, IntArray, Snapshot
 
@@ -207,15 +208,6 @@ class Plugin:
         return None
 
 
-def go_div(numerator: IntArray, denominator: IntArray | int) -> IntArray:
-    """Integer division truncating toward zero, as Go's ``/`` on int64 does."""
-    quotient = np.abs(numerator) // np.abs(denominator)
-    result: IntArray = np.where(
-        (numerator < 0) ^ (np.asarray(denominator) < 0), -quotient, quotient
-    )
-    return result
-
-
 def default_normalize(scores: IntArray, *, reverse: bool) -> IntArray:
     """``helper.DefaultNormalizeScore`` (pkg/scheduler/framework/plugins/helper/normalize_score.go).
 
@@ -227,5 +219,5 @@ def default_normalize(scores: IntArray, *, reverse: bool) -> IntArray:
     highest = max(0, int(scores.max()))
     if highest == 0:
         return np.full_like(scores, MAX_NODE_SCORE) if reverse else scores
-    scaled = go_div(MAX_NODE_SCORE * scores, highest)  # Go truncates negative scores toward 0
+    scaled = quo_array(MAX_NODE_SCORE * scores, highest)  # Go truncates negative scores toward 0
     return MAX_NODE_SCORE - scaled if reverse else scaled

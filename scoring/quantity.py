@@ -15,11 +15,13 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from scoring.goint import INT64_MAX
+
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _NUMBER = re.compile(r"^([+-]?)(\d*)(?:\.(\d*))?(.*)$")
 _EXPONENT = re.compile(r"^[eE]([+-]?\d+)$")
-_MAX = Fraction(2**63 - 1)
+_MAX = Fraction(INT64_MAX)
 _NANO = Fraction(1, 10**9)
 
 

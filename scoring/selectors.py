@@ -20,7 +20,6 @@ codes. Semantics follow upstream exactly:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -31,6 +30,7 @@ import numpy as np
 from scoring.config import field_errors as fe
 from scoring.config.k8s_names import is_label_key, is_label_value
 from scoring.errors import INVALID, NOT_SUPPORTED, REQUIRED, FieldError, InputError
+from scoring.goint import parse_int64
 from scoring.snapshot import BoolArray, IntArray, LabelColumn, Snapshot
 
 NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -38,17 +38,7 @@ FIELD_SELECTOR_OPERATORS = ("In", "NotIn")
 LABEL_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 NAME_FIELD = "metadata.name"
 
-_INT64_RE = re.compile(r"[+-]?[0-9]+")
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _INTEGER_LABELS = "selectors:integer-labels"
-
-
-def parse_go_int64(text: str) -> int | None:
-    """``strconv.ParseInt(text, 10, 64)``: an optional sign and decimal digits, in int64 range."""
-    if not _INT64_RE.fullmatch(text):
-        return None
-    value = int(text)
-    return value if _INT64_MIN <= value <= _INT64_MAX else None
 
 
 # -- parsed selectors -------------------------------------------------------------------------
@@ -180,7 +170,7 @@ def requirement_errors(req: Requirement, path: str, raw_values: Any = ()) -> lis
             detail = "for 'Gt', 'Lt' operators, exactly one value is required"
             errors.append(fe.invalid(values_path, raw_values, detail))
         for i, value in enumerate(values):
-            if parse_go_int64(value) is None:
+            if parse_int64(value) is None:
                 detail = "for 'Gt', 'Lt' operators, the value must be an integer"
                 errors.append(fe.invalid(fe.index(values_path, i), value, detail))
     for i, value in enumerate(values):
@@ -328,7 +318,7 @@ def _integer_values(snapshot: Snapshot, key: str) -> tuple[IntArray, BoolArray]:
     cache: dict[str, tuple[IntArray, BoolArray]] = snapshot.extension(_INTEGER_LABELS, _new_cache)
     if key not in cache:
         column = snapshot.label_column(key)
-        parsed = [parse_go_int64(value) for value in column.vocabulary]
+        parsed = [parse_int64(value) for value in column.vocabulary]
         values = np.array([0 if p is None else p for p in parsed], dtype=np.int64)
         cache[key] = (values, np.array([p is not None for p in parsed], dtype=bool))
     return cache[key]
@@ -341,7 +331,7 @@ def _new_cache(_: Snapshot) -> dict[str, tuple[IntArray, BoolArray]]:
 def _compare(snapshot: Snapshot, req: Requirement) -> BoolArray:
     """``Gt``/``Lt``: the node's label, parsed as int64, against the single requirement value."""
     column = snapshot.label_column(req.key)
-    bound = parse_go_int64(req.values[0]) if len(req.values) == 1 else None
+    bound = parse_int64(req.values[0]) if len(req.values) == 1 else None
     if bound is None:
         return np.zeros(len(snapshot), dtype=bool)
     values, parsed = _integer_values(snapshot, req.key)

@@ -22,8 +22,9 @@ from typing import Any
 from scoring.config import field_errors as fe
 from scoring.durations import canonical_duration
 from scoring.errors import FieldError
+from scoring.goint import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 
-_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+_INT_RANGES = {"int32": (INT32_MIN, INT32_MAX), "int64": (INT64_MIN, INT64_MAX)}
 
 
 @dataclass(frozen=True)

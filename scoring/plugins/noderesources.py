@@ -21,10 +21,10 @@ from scoring.framework import (
     FilterResult,
     Plugin,
     Status,
-    go_div,
     unresolvable,
     unschedulable,
 )
+from scoring.goint import quo_array
 from scoring.objects import Pod
 from scoring.snapshot import NODE_EVENT, POD_EVENT, BoolArray, IntArray, Snapshot
 
@@ -139,7 +139,7 @@ def _weighted_average(per_resource: IntArray, include: BoolArray, weights: IntAr
     node_score = (per_resource * weights * include).sum(axis=1)
     weight_sum = (weights * include).sum(axis=1)
     safe = np.where(weight_sum == 0, 1, weight_sum)
-    return np.where(weight_sum == 0, 0, go_div(node_score, safe))
+    return np.where(weight_sum == 0, 0, quo_array(node_score, safe))
 
 
 def least_allocated(requested: IntArray, allocatable: IntArray, weights: IntArray) -> IntArray:
@@ -196,7 +196,7 @@ def broken_linear(shape: Sequence[tuple[int, int]], utilization: IntArray) -> In
             value = np.full_like(utilization, score)
         else:
             prev_point, prev_score = shape[i - 1]
-            value = prev_score + go_div(
+            value = prev_score + quo_array(
                 (score - prev_score) * (utilization - prev_point), point - prev_point
             )
         result = np.where(here, value, result)

@@ -31,6 +31,7 @@ from scoring.framework import (
     default_normalize,
     unresolvable,
 )
+from scoring.goint import int64_or_none
 from scoring.objects import Taint, Toleration
 from scoring.snapshot import NODE_EVENT, IntArray
 
@@ -52,7 +53,7 @@ def _canonical_int64(text: str) -> int | None:
     if len(digits) > 1 and digits[0] == "0":
         return None
     value = int(text)
-    return value if -(2**63) <= value < 2**63 else None
+    return int64_or_none(value)
 
 
 def tolerates(toleration: Toleration, taint: Taint, *, comparison_operators: bool) -> bool:

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from scoring.errors import INVALID, NOT_SUPPORTED, FieldError
+from scoring.goint import parse_int64
 from scoring.selectors import (
     Requirement,
     SelectorError,
@@ -24,7 +25,6 @@ from scoring.selectors import (
     match_label_selector,
     match_labels,
     match_node_selector_terms,
-    parse_go_int64,
     parse_node_selector_terms,
     parse_preferred_terms,
     preferred_score,
@@ -334,7 +334,7 @@ def test_zero_weight_terms_are_not_even_parsed() -> None:
     ],
 )
 def test_go_parse_int(text: str, value: int | None) -> None:
-    assert parse_go_int64(text) == value
+    assert parse_int64(text) == value
 
 
 def test_gt_lt_compare_integers_and_skip_non_integers() -> None:

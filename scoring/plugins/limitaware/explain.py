@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scoring.framework import MAX_NODE_SCORE, Cycle
+from scoring.goint import quo
 from scoring.plugins.limitaware.limits import BASE_RESOURCES, NON_ZERO, RAW
 from scoring.snapshot import IntArray
 
@@ -78,7 +79,7 @@ def explain_node(plugin: LimitAware, cycle: Cycle, node: int) -> dict[str, Any]:
         if name in plugin.weights:
             row["weight"] = plugin.weights[name]
             if listed and capacity:
-                row["score"] = _go_trunc((capacity - after) * MAX_NODE_SCORE, capacity)
+                row["score"] = quo((capacity - after) * MAX_NODE_SCORE, capacity)
         rows[name] = row
     out["resources"] = rows
     return out
@@ -88,8 +89,3 @@ def _ratios(before: int, after: int, allocatable: int) -> Mapping[str, float | N
     if allocatable == 0:
         return {"before": None, "after": None}
     return {"before": round(before / allocatable, 4), "after": round(after / allocatable, 4)}
-
-
-def _go_trunc(numerator: int, denominator: int) -> int:
-    quotient = abs(numerator) // abs(denominator)
-    return -quotient if (numerator < 0) != (denominator < 0) else quotient

@@ -33,9 +33,9 @@ from scoring.framework import (
     PluginError,
     Status,
     error,
-    go_div,
     unschedulable,
 )
+from scoring.goint import quo, quo_array
 from scoring.plugins.limitaware.explain import explain_node
 from scoring.plugins.limitaware.limits import (
     BASE_RESOURCES,
@@ -147,10 +147,10 @@ class LimitAware(Plugin):
             used = totals.column(NON_ZERO, name)[feasible] + limits.non_zero.get(name, 0)
             counted = listed & (capacity != 0)
             safe = np.where(capacity == 0, 1, capacity)
-            headroom = go_div((capacity - used) * MAX_NODE_SCORE, safe)
+            headroom = quo_array((capacity - used) * MAX_NODE_SCORE, safe)
             total += np.where(counted, headroom * self.weights[name], 0)
             weight_sum += np.where(counted, self.weights[name], 0)
-        raw = go_div(total, np.where(weight_sum == 0, 1, weight_sum))
+        raw = quo_array(total, np.where(weight_sum == 0, 1, weight_sum))
         raw[weight_sum == 0] = 0
         return raw
 
@@ -165,9 +165,9 @@ class LimitAware(Plugin):
             if not listed[node] or cap == 0:
                 continue
             used = int(totals.column(NON_ZERO, name)[node]) + limits.non_zero.get(name, 0)
-            total += _trunc_div((cap - used) * MAX_NODE_SCORE, cap) * self.weights[name]
+            total += quo((cap - used) * MAX_NODE_SCORE, cap) * self.weights[name]
             weight_sum += self.weights[name]
-        return _trunc_div(total, weight_sum) if weight_sum else 0
+        return quo(total, weight_sum) if weight_sum else 0
 
     def normalize(self, cycle: Cycle, scores: IntArray) -> IntArray:
         """Min–max onto [0, 100] in float64, truncated; every node 0 when all scores are equal."""
@@ -216,9 +216,3 @@ def _node_verdict(
         return error(ratios.error_messages[int(ratios.error_ids[node])])
     reasons = [reason for reason, mask in checks if mask[k]]
     return unschedulable(*reasons) if reasons else SUCCESS
-
-
-def _trunc_div(numerator: int, denominator: int) -> int:
-    """Go's integer division (truncating toward zero) on Python ints."""
-    quotient = abs(numerator) // abs(denominator)
-    return -quotient if (numerator < 0) != (denominator < 0) else quotient

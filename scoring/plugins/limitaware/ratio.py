@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scoring.config.schema import json_kind
-from scoring.framework import go_div
+from scoring.goint import quo_array
 from scoring.plugins.limitaware.limits import BASE_RESOURCES
 from scoring.plugins.noderesources import is_scalar_resource
 from scoring.snapshot import BoolArray, IntArray, Snapshot
@@ -154,7 +154,7 @@ class NodeRatios:
                 allocatable = np.zeros(len(self.snapshot), dtype=np.int64)
             else:
                 allocatable = self.snapshot.allocatable[:, column]
-            capacity = go_div(percents[self.ids] * allocatable, 100)
+            capacity = quo_array(percents[self.ids] * allocatable, 100)
             self._columns[name] = (listed[self.ids], capacity)
         return self._columns[name]
 

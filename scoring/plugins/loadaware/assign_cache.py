@@ -26,12 +26,12 @@ only when a newer NodeMetric covers it. Reserve/Unreserve follow ``Snapshot.assu
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from scoring.goint import parse_int64
 from scoring.objects import Pod
 from scoring.plugins.loadaware.args import LoadAwareArgs
 from scoring.plugins.loadaware.estimator import Estimator
@@ -53,9 +53,6 @@ ANNOTATION_SECONDS_AFTER_INITIALIZED = (
     "scheduling.koordinator.sh/load-estimated-seconds-after-initialized"
 )
 ANNOTATION_RESERVE_POD = "scheduling.koordinator.sh/reserve-pod"
-
-_PARSE_INT = re.compile(r"^[+-]?[0-9]+$")
-_INT64_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -89,10 +86,8 @@ def cache_key(pod: Pod) -> str:
 def _annotation_seconds(pod: Pod, key: str) -> int:
     """``GetCustomEstimatedSeconds*``: ``strconv.ParseInt(s, 10, 64)``, -1 when absent/invalid."""
     text = pod.annotations.get(key, "")
-    if not _PARSE_INT.match(text):
-        return -1
-    value = int(text)
-    return value if -_INT64_MAX - 1 <= value <= _INT64_MAX else -1
+    value = parse_int64(text)
+    return -1 if value is None else value
 
 
 def _condition_ns(pod: Pod, kind: str) -> int | None:

@@ -18,6 +18,7 @@ import numpy as np
 
 from scoring.durations import SECOND, format_duration
 from scoring.framework import MAX_NODE_SCORE
+from scoring.goint import quo, wrap_int64
 from scoring.plugins.loadaware.args import LoadAwareArgs
 from scoring.plugins.loadaware.estimator import go_round
 from scoring.plugins.loadaware.filter import (
@@ -28,7 +29,7 @@ from scoring.plugins.loadaware.filter import (
     choose,
     expired_nodes,
 )
-from scoring.plugins.loadaware.nodemetric import EPOCH, wrap_int64
+from scoring.plugins.loadaware.nodemetric import EPOCH
 from scoring.plugins.loadaware.score import score_kind
 from scoring.plugins.loadaware.state import IncomingPod, LoadAwareState
 from scoring.plugins.loadaware.usage import UsageKind, base_usage, source_label
@@ -285,20 +286,14 @@ def _score(
         }
         for k, name in enumerate(state.resources)
     }
-    return {**out, "score": _go_div(node_score, weight_sum) if weight_sum > 0 else 0}
-
-
-def _go_div(numerator: int, denominator: int) -> int:
-    """int64 division, truncating toward zero."""
-    quotient = abs(numerator) // abs(denominator)
-    return -quotient if (numerator < 0) != (denominator < 0) else quotient
+    return {**out, "score": quo(node_score, weight_sum) if weight_sum > 0 else 0}
 
 
 def _least_used(used: int, capacity: int) -> int:
     """``leastUsedScore``, with Go's int64 wrap-around on the multiplication."""
     if capacity == 0 or used > capacity:
         return 0
-    return _go_div(wrap_int64((capacity - used) * MAX_NODE_SCORE), capacity)
+    return quo(wrap_int64((capacity - used) * MAX_NODE_SCORE), capacity)
 
 
 def _score_source(kind: UsageKind, found: bool, args: LoadAwareArgs) -> str:

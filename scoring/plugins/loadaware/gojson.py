@@ -16,9 +16,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from scoring.goint import fits_int64
 from scoring.quantity import QuantityError, resource_amount
-
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 Pairs = list[tuple[str, Any]]
 
@@ -61,7 +60,7 @@ def int64(value: Any) -> int:
         number = int(value)
     except ValueError:
         raise GoJSONError(f"cannot unmarshal number {value} into int64") from None
-    if not INT64_MIN <= number <= INT64_MAX:
+    if not fits_int64(number):
         raise GoJSONError(f"cannot unmarshal number {value} into int64")
     return number
 

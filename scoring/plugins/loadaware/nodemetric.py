@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from scoring.durations import SECOND, DurationError, parse_duration
+from scoring.goint import wrap_int64
 from scoring.objects import ObjectError
 from scoring.quantity import QuantityError, resource_amount
 from scoring.snapshot import BoolArray, IntArray, Snapshot
@@ -64,11 +65,6 @@ def columns(vectors: Sequence[Vector], width: int) -> IntArray:
     if not vectors:
         return np.zeros((width, 0), dtype=np.int64)
     return np.ascontiguousarray(np.array(vectors, dtype=np.int64).reshape(-1, width).T)
-
-
-def wrap_int64(value: int) -> int:
-    """Two's-complement wrap, as Go's int64 multiplication overflows."""
-    return (value + 2**63) % 2**64 - 2**63
 
 
 def seconds_duration(seconds: int) -> int:

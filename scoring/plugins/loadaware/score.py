@@ -18,7 +18,8 @@ from datetime import datetime
 
 import numpy as np
 
-from scoring.framework import MAX_NODE_SCORE, go_div
+from scoring.framework import MAX_NODE_SCORE
+from scoring.goint import quo_array
 from scoring.plugins.loadaware.args import LoadAwareArgs
 from scoring.plugins.loadaware.filter import expired_nodes
 from scoring.plugins.loadaware.state import IncomingPod, LoadAwareState
@@ -42,7 +43,7 @@ def score_kind(args: LoadAwareArgs, pod: IncomingPod) -> UsageKind:
 def least_used(used: IntArray, allocatable: IntArray) -> IntArray:
     """``leastUsedScore`` element-wise (int64, Go division)."""
     safe = np.where(allocatable == 0, 1, allocatable)
-    score = go_div((allocatable - used) * MAX_NODE_SCORE, safe)
+    score = quo_array((allocatable - used) * MAX_NODE_SCORE, safe)
     result: IntArray = np.where((allocatable == 0) | (used > allocatable), 0, score)
     return result
 
@@ -65,7 +66,7 @@ def combine(per_resource: IntArray, weights: IntArray, dominant_weight: int) -> 
         node_score += dominant * dominant_weight
     if weight_sum <= 0:
         return np.zeros(per_resource.shape[1], dtype=np.int64)
-    return go_div(node_score, weight_sum)
+    return quo_array(node_score, weight_sum)
 
 
 def scored_nodes(args: LoadAwareArgs, state: LoadAwareState, now: datetime) -> BoolArray:

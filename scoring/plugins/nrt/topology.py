@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoring.goint import int64_or_none
 from scoring.objects import ObjectError
 from scoring.quantity import QuantityError, resource_amount
 
@@ -57,7 +58,7 @@ def atoi(text: str) -> int | None:
     if not _ATOI.fullmatch(text):
         return None
     number = int(text)
-    return number if -(2**63) <= number < 2**63 else None
+    return int64_or_none(number)
 
 
 def numa_id(name: str) -> int | None:
