@@ -1,20 +1,20 @@
 """Counts of a stored cluster snapshot: the numbers stored with it, and what the dashboard
 can still say of a snapshot the engine cannot read.
 
-Nodes are read with the engine's own parser, so both agree on which nodes are readable; a node
-that is not is listed in ``problems`` instead of failing the page. Utilization and NodeMetric
+Nodes and pods are read with the engine's own parsers, so both agree on what is readable; an
+object that is not is listed in ``problems`` instead of failing the page. Utilization and NodeMetric
 freshness are LoadAware's to judge, with the configured args (``policy.ui.loadaware``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from scoring.errors import InputError
-from scoring.objects import parse_node
+from scoring.objects import parse_node, parse_pod
 
 Obj = Mapping[str, Any]
 
@@ -65,19 +65,26 @@ def _pod_state(pod: Obj) -> str | None:
 
 def summarize(objects: Iterable[Obj]) -> SnapshotSummary:
     """What can still be said of a snapshot the engine cannot read: how many nodes parse, how
-    many pods are bound or pending, and which objects fail (the dashboard's fallback)."""
+    many pods are bound or pending, and each Node or Pod the engine refuses, with its reason
+    (NodeMetrics and topologies are judged per node by their plugins, not refused)."""
     problems: list[str] = []
     nodes = 0
     states = Counter[str]()
     for obj in objects:
         kind = _kind(obj)
-        if kind == "Pod":
+        parse = _PARSERS.get(kind)
+        if parse is None:
+            continue
+        try:
+            parse(obj)
+        except InputError as exc:
+            problems.append(str(exc))
+            continue
+        if kind == "Node":
+            nodes += 1
+        else:
             states[_pod_state(obj) or "done"] += 1
-        elif kind == "Node":
-            try:
-                parse_node(obj)
-            except InputError as exc:
-                problems.append(str(exc))
-            else:
-                nodes += 1
     return SnapshotSummary(nodes, states["bound"], states["pending"], problems)
+
+
+_PARSERS: dict[str, Callable[[Obj], object]] = {"Node": parse_node, "Pod": parse_pod}
