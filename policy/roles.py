@@ -11,6 +11,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+from django.apps import apps as global_apps
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.models import User as DjangoUser
 from django.core.exceptions import PermissionDenied
@@ -24,6 +25,15 @@ ROLE_ORDER: tuple[str, ...] = (Role.VIEWER, Role.EDITOR, Role.OPERATOR)
 _CACHE_ATTR = "_schedboard_roles"
 
 User = DjangoUser | AnonymousUser
+
+
+def ensure_role_groups(*, using: str = "default", apps: Any = None, **_: Any) -> None:
+    """``post_migrate`` receiver: every role's group exists. Migration 0002 creates them once;
+    this brings them back after anything that empties the table (``manage.py flush``, a
+    deleted group), as Django does for content types and permissions."""
+    group = (apps or global_apps).get_model("auth", "Group")
+    for name in ROLE_ORDER:
+        group.objects.using(using).get_or_create(name=name)
 
 
 def roles_of(user: User) -> list[str]:

@@ -8,10 +8,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
+
+from tests.personas import PASSWORD, create_user
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
-PASSWORD = "correct-horse-battery-staple"
 
 
 @pytest.fixture(autouse=True)
@@ -20,15 +21,23 @@ def fast_password_hashing(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def fresh_caches() -> Iterator[None]:
+    """Stored snapshots are cached per process by id and creation time; tests roll back and
+    reuse both, so no test may see what another one built."""
+    from policy.engine import clear_caches as clear_engine_caches
+    from policy.views.support import clear_caches as clear_page_caches
+
+    clear_engine_caches()
+    clear_page_caches()
+    yield
+    clear_engine_caches()
+    clear_page_caches()
+
+
 @pytest.fixture
 def make_user(db: None) -> Callable[..., User]:
-    def make(username: str, role: str | None = None, **fields: object) -> User:
-        user = User.objects.create_user(username=username, password=PASSWORD, **fields)
-        if role:
-            user.groups.add(Group.objects.get(name=role))
-        return user
-
-    return make
+    return create_user
 
 
 @pytest.fixture

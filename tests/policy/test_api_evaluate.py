@@ -8,16 +8,10 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from policy.engine import clear_caches
 from policy.models import ClusterSnapshot, PlacementDecision
 from tests.scoring.builders import make_container, make_pod
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fresh_caches() -> None:
-    clear_caches()  # snapshot ids are reused across test databases
 
 
 def small_pod(name: str = "web-1", **resources: str) -> dict[str, Any]:

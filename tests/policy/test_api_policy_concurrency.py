@@ -20,7 +20,6 @@ from rest_framework.test import APIClient
 
 from policy import documents
 from policy.models import Cluster, SchedulerConfiguration, SchedulerProfile
-from policy.roles import ROLE_ORDER
 from policy.services import create_token
 
 pytestmark = [
@@ -86,16 +85,6 @@ def race(key: str, *requests: Callable[[APIClient], Any]) -> list[Any]:
 def _close_connections() -> Iterator[None]:
     yield
     connections.close_all()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _restore_roles(django_db_blocker: Any) -> Iterator[None]:
-    """The flush after the last test drops the role groups (made by a data migration), which
-    tests running later without a database marker still expect."""
-    yield
-    with django_db_blocker.unblock():
-        for name in ROLE_ORDER:
-            Group.objects.get_or_create(name=name)
 
 
 def test_two_writers_with_the_same_etag_one_gets_412(

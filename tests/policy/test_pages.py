@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from policy.models import Cluster
-from tests.conftest import PASSWORD
+from tests.personas import PASSWORD
 
 pytestmark = pytest.mark.django_db
 

@@ -13,9 +13,6 @@ from django.test import Client
 
 from policy.services import load_demo_cluster
 from tests.conftest import NOW
-from tests.policy.test_pages_support import fresh_caches
-
-__all__ = ["fresh_caches"]
 
 
 def wait_until(check: Any, timeout: float = 60) -> None:
@@ -26,14 +23,10 @@ def wait_until(check: Any, timeout: float = 60) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("fresh_caches")
 def test_the_previous_snapshot_is_shown_while_the_newest_is_built(
     client: Client, settings: Any, make_user: Any
 ) -> None:
     settings.DASHBOARD_BACKGROUND_BUILD_NODES = 10
-    from tests.ui.conftest import ensure_roles
-
-    ensure_roles()
     client.force_login(make_user("val", "viewer"))
     first = load_demo_cluster(nodes=12, now=NOW)
     response = client.get("/")
@@ -58,7 +51,6 @@ def test_the_previous_snapshot_is_shown_while_the_newest_is_built(
 
 
 @pytest.mark.django_db
-@pytest.mark.usefixtures("fresh_caches")
 def test_small_clusters_always_show_the_newest(client: Client, viewer: User, settings: Any) -> None:
     settings.DASHBOARD_BACKGROUND_BUILD_NODES = 1000
     client.force_login(viewer)

@@ -15,10 +15,9 @@ from policy.models import ClusterSnapshot
 from policy.services import load_demo_cluster
 from policy.ui.links import edit_links
 from tests.conftest import NOW
-from tests.policy.test_pages_support import fresh_caches, loadaware_configuration
+from tests.policy.builders import loadaware_configuration
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_caches")]
-__all__ = ["fresh_caches"]
+pytestmark = pytest.mark.django_db
 
 
 def dashboard(client: Client, user: User, query: str = "") -> Any:

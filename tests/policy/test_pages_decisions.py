@@ -17,10 +17,9 @@ from policy.evaluation import evaluate_pod
 from policy.models import ClusterSnapshot, PlacementDecision
 from policy.services import load_demo_cluster
 from tests.conftest import NOW
-from tests.policy.test_pages_support import fresh_caches, loadaware_configuration
+from tests.policy.builders import loadaware_configuration
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_caches")]
-__all__ = ["fresh_caches"]
+pytestmark = pytest.mark.django_db
 
 
 def pod(name: str = "web-1", cpu: str = "1", namespace: str = "default") -> dict[str, Any]:

@@ -11,10 +11,9 @@ from django.test import Client
 
 from policy.choices import DecisionSource
 from policy.models import ClusterSnapshot, PlacementDecision
-from tests.policy.test_pages_support import fresh_caches, loadaware_configuration, pod_yaml
+from tests.policy.builders import loadaware_configuration, pod_yaml
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_caches")]
-__all__ = ["fresh_caches"]
+pytestmark = pytest.mark.django_db
 
 
 def post(client: Client, snapshot: ClusterSnapshot, **data: Any) -> Any:

@@ -24,10 +24,8 @@ from policy.models import (
 )
 from policy.services import policies
 from policy.services.changes import ChangeContext
-from tests.policy.test_pages_support import fresh_caches
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_caches")]
-__all__ = ["fresh_caches"]
+pytestmark = pytest.mark.django_db
 
 SYSTEM = ChangeContext.system()
 

@@ -24,10 +24,9 @@ from policy.models import (
 from policy.services import policies
 from policy.services.changes import ChangeContext
 from policy.sync.confirmation import plan_digest
-from tests.policy.test_pages_support import fresh_caches
+from tests.policy.builders import unpushed_policies
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_caches")]
-__all__ = ["fresh_caches"]
+pytestmark = pytest.mark.django_db
 
 SYSTEM = ChangeContext.system()
 THRESHOLDS = policies.NodeThresholdPolicyService()
@@ -37,29 +36,6 @@ THRESHOLDS = policies.NodeThresholdPolicyService()
 def run_on_commit(celery_eager: None, django_capture_on_commit_callbacks: Any) -> Any:
     """``with run_on_commit(): ...``: the push a request queues runs, eagerly, on commit."""
     return lambda: django_capture_on_commit_callbacks(execute=True)
-
-
-def unpushed_policies(cluster: Any, nodes: list[str]) -> NodeThresholdPolicy:
-    """A LoadAware profile and a threshold policy on ``nodes``, made through the services (so
-    the history has them), never pushed."""
-    configuration = policies.SchedulerConfigurationService().create({"cluster": cluster}, SYSTEM)
-    policies.ProfileService().create(
-        {
-            "configuration": configuration,
-            "scheduler_name": "",
-            "plugins": {"multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}]}},
-        },
-        SYSTEM,
-    )
-    return THRESHOLDS.create(
-        {
-            "cluster": cluster,
-            "name": "hot-pool",
-            "node_names": nodes,
-            "usage_thresholds": {"cpu": 55, "memory": 80},
-        },
-        SYSTEM,
-    )
 
 
 @pytest.fixture

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import AnonymousUser, Group, User
+from django.core.management import call_command
 
 from policy.roles import can_edit_policy, can_push_policy, can_view, roles_of
 
 
 def test_groups_exist_after_migrations(db: None) -> None:
     assert set(Group.objects.values_list("name", flat=True)) >= {"viewer", "editor", "operator"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_flush_or_a_deleted_group_does_not_lose_a_role() -> None:
+    """Tests flush the database between transactional tests; an admin may delete a group."""
+    Group.objects.filter(name="editor").delete()
+    call_command("migrate", verbosity=0)
+    assert Group.objects.filter(name="editor").exists()
+    call_command("flush", interactive=False, verbosity=0)
+    assert set(Group.objects.values_list("name", flat=True)) == {"viewer", "editor", "operator"}
 
 
 @pytest.mark.parametrize(

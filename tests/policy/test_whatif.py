@@ -27,11 +27,9 @@ from scoring.loading import flatten, parse_documents
 from scoring.objects import parse_pod
 from scoring.simulation.compare import differences, what_if
 from scoring.simulation.workload import expand_workload
-from tests.policy.test_pages_support import fresh_caches
 
 # Comparisons run in-process even when a broker is configured (tests/sync has the worker test).
-pytestmark = pytest.mark.usefixtures("fresh_caches", "celery_eager")
-__all__ = ["fresh_caches"]
+pytestmark = pytest.mark.usefixtures("celery_eager")
 
 STORED = whatif.ConfigurationInput("stored")
 DEFAULTS = whatif.ConfigurationInput("defaults")

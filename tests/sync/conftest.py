@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from policy.engine import clear_caches
-
-
-@pytest.fixture(autouse=True)
-def fresh_engine_caches() -> Iterator[None]:
-    """Snapshot ids are reused across tests (rolled back): never serve a cached one."""
-    clear_caches()
-    yield
-    clear_caches()
 
 
 @pytest.fixture

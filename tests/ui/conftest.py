@@ -85,30 +85,3 @@ def screenshot() -> Callable[[Any, str], Path]:
         return path
 
     return take
-
-
-def ensure_roles() -> None:
-    """The role groups migration 0002 creates (a transactional test's flush removes them)."""
-    from django.contrib.auth.models import Group
-
-    from policy.choices import Role
-
-    for role in Role.values:
-        Group.objects.get_or_create(name=role)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def restore_roles(django_db_blocker: Any) -> Iterator[None]:
-    """After this module's transactional tests, put the role groups back: the flush after the
-    last one leaves the table empty for whatever runs next (tests that reach the database
-    without asking for it up front, like ``request.getfixturevalue("viewer")``, run after).
-
-    (``serialized_rollback`` cannot do this here: Playwright's event loop gives the test a
-    different database connection object from the one that serialized the database.)
-    """
-    yield
-    from django.db import connections
-
-    with django_db_blocker.unblock():
-        ensure_roles()
-        connections.close_all()

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
 
 from policy import models as policy_models
 from policy.choices import DecisionSource, Role
@@ -18,8 +17,8 @@ from policy.evaluation import evaluate_pod
 from policy.services import load_demo_cluster
 from policy.ui.links import edit_links
 from policy.views.support import clear_caches as clear_page_caches
-from tests.conftest import PASSWORD
-from tests.ui.conftest import ensure_roles
+from tests.personas import create_user as make_user
+from tests.ui.session import log_in
 
 # The live server answers from another thread, so data must be committed.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,13 +36,6 @@ spec:
     resources:
       requests: {cpu: "6", memory: 8Gi}
 """
-
-
-def make_user(username: str, role: str) -> User:
-    user = User.objects.create_user(username=username, password=PASSWORD)
-    ensure_roles()  # the flush after an earlier transactional test removed them
-    user.groups.add(Group.objects.get(name=role))
-    return user
 
 
 @pytest.fixture
@@ -66,15 +58,6 @@ def cluster(transactional_db: None) -> Any:
     yield snapshot.cluster
     clear_engine_caches()
     clear_page_caches()
-
-
-def log_in(page: Any, live_server: Any, username: str) -> None:
-    page.goto(f"{live_server.url}/")
-    assert "/accounts/login/" in page.url  # pages need a login
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_url(f"{live_server.url}/")
 
 
 def test_log_in_and_read_the_dashboard(

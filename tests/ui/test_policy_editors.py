@@ -16,7 +16,8 @@ from policy.models import Cluster, LoadAwareSchedulingArgs
 from policy.services import load_demo_cluster, policies
 from policy.services.changes import ChangeContext, history
 from policy.views.support import clear_caches as clear_page_caches
-from tests.ui.test_browser import log_in, make_user
+from tests.personas import create_user as make_user
+from tests.ui.session import log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

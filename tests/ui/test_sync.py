@@ -23,8 +23,9 @@ from policy.models import (
 )
 from policy.services import load_demo_cluster
 from policy.views.support import clear_caches as clear_page_caches
-from tests.policy.test_pages_sync import unpushed_policies
-from tests.ui.test_browser import log_in, make_user
+from tests.personas import create_user as make_user
+from tests.policy.builders import unpushed_policies
+from tests.ui.session import log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -15,7 +15,8 @@ from policy.models import Cluster, WhatIfRun
 from policy.services import load_demo_cluster, seed_demo_policies, whatif
 from policy.views.support import clear_caches as clear_page_caches
 from policy.views.whatif_forms import SAMPLE_WORKLOAD
-from tests.ui.test_browser import log_in, make_user
+from tests.personas import create_user as make_user
+from tests.ui.session import log_in
 
 # The live server runs comparisons in-process even when a broker is configured.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_eager")]
