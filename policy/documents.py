@@ -26,13 +26,13 @@ from scoring.config import validate_configuration
 from scoring.config.loader import CONFIG_API_VERSION, CONFIG_KIND, parse_text
 from scoring.config.schema import KUBE_SCHEDULER_CONFIGURATION, Decoder
 from scoring.errors import INVALID, TYPE_INVALID, FieldError, InputError
+from scoring.plugins.loadaware.args import ARGS_KIND as LOADAWARE_KIND
+from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
 
 if TYPE_CHECKING:
     from policy.models import SchedulerConfiguration
 
-LOADAWARE = "LoadAwareScheduling"
 ARGS_API_VERSION = "kubescheduler.config.k8s.io/v1"
-LOADAWARE_KIND = "LoadAwareSchedulingArgs"
 
 # Configuration model field -> v1 JSON name, in v1 declaration order.
 CONFIGURATION_FIELDS: dict[str, str] = {

@@ -17,8 +17,9 @@ from policy.models import (
     SchedulerConfiguration,
     SchedulerProfile,
 )
+from scoring.goint import INT64_MAX
 
-_ID_RANGE = {"min_value": 1, "max_value": 2**63 - 1}
+_ID_RANGE = {"min_value": 1, "max_value": INT64_MAX}
 
 
 class IdFilter(django_filters.NumberFilter):

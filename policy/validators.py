@@ -19,12 +19,13 @@ from django.core.exceptions import ValidationError
 from django.utils.deconstruct import deconstructible
 
 from scoring.config.k8s_names import is_dns1123_subdomain
+from scoring.goint import fits_int64
+from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
 from scoring.selectors import SelectorError, describe_error, parse_label_selector
 
 MAX_JSON_DEPTH = 16
 MAX_JSON_BYTES = 256 * 1024
 MAX_JSON_ITEMS = 2000  # entries of one list or object
-_INT64 = (-(2**63), 2**63 - 1)
 _CONFIGMAP_KEY_RE = re.compile(r"[-._a-zA-Z0-9]+")
 _DNS1123_LABEL_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
@@ -79,7 +80,7 @@ def validate_json_value(value: Any, *, max_bytes: int = MAX_JSON_BYTES) -> None:
         elif isinstance(item, bool) or item is None:
             return
         elif isinstance(item, int):
-            if not _INT64[0] <= item <= _INT64[1]:
+            if not fits_int64(item):
                 raise ValidationError(f"{where}: {item} is outside the 64-bit integer range.")
         elif isinstance(item, float):
             if not math.isfinite(item):
@@ -125,22 +126,27 @@ class JsonValueValidator:
 json_validator = JsonValueValidator
 
 
+MAX_RESOURCES = 64
+
+
 def resource_map_validator(value: Any) -> None:
-    """``map[ResourceName]int64``: resource names to integers."""
+    """``map[ResourceName]int64``: resource names to integers. The one rule for such maps,
+    whether they arrive through the API, a form or the ORM."""
     if value is None:
         return
     if not isinstance(value, Mapping):
         raise ValidationError("Must be an object mapping resource names to integers.")
+    if len(value) > MAX_RESOURCES:
+        raise ValidationError(f"At most {MAX_RESOURCES} resources.")
     for name, number in value.items():
         if not isinstance(name, str) or not name or len(name) > 253:
-            raise ValidationError("Resource names must be non-empty strings of at most 253.")
+            shown = json.dumps(name)[:40] if isinstance(name, str) else repr(name)
+            raise ValidationError(f"{shown}: resource names are 1-253 characters.")
         _check_string(name, name)
         if isinstance(number, bool) or not isinstance(number, int):
             raise ValidationError(f"{name}: must be an integer, not {json.dumps(number)}.")
-        if not _INT64[0] <= number <= _INT64[1]:
+        if not fits_int64(number):
             raise ValidationError(f"{name}: {number} is outside the 64-bit integer range.")
-    if len(value) > 64:
-        raise ValidationError("At most 64 resources.")
 
 
 def selector_errors(selector: Any, path: str) -> list[tuple[str, str]]:
@@ -156,3 +162,14 @@ def selector_errors(selector: Any, path: str) -> list[tuple[str, str]]:
     except SelectorError as exc:
         return [(path, describe_error(error)) for error in exc.errors]
     return []
+
+
+def plugin_config_validator(entries: Any) -> None:
+    """A profile's stored ``pluginConfig``: LoadAwareScheduling's args are the profile's own
+    LoadAware args object (so they are validated and edited field by field), never an entry."""
+    for entry in entries or []:
+        if isinstance(entry, Mapping) and entry.get("name") == LOADAWARE:
+            raise ValidationError(
+                f"{LOADAWARE}'s args are the profile's LoadAware args (/api/v1/loadaware-args/ "
+                "or the LoadAware args editor), not a pluginConfig entry."
+            )

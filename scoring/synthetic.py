@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
+
 __all__ = ["generate_cluster"]
 
 Obj = dict[str, Any]
@@ -35,7 +37,6 @@ TEAMS = ("payments", "search", "checkout", "ml-platform", "data-eng", "identity"
 APPS = ("api", "worker", "frontend", "ingest", "cache", "scheduler", "reports", "gateway")
 STATEFUL_APPS = ("postgres", "kafka", "redis", "zookeeper")
 DAEMONSET = ("monitoring", "node-exporter")
-THRESHOLDS_ANNOTATION = "scheduling.koordinator.sh/usage-thresholds"
 PRIORITY_LABEL = "koordinator.sh/priority-class"
 KUBELET_VERSION = "v1.30.4"
 DAY = 86_400
@@ -306,7 +307,7 @@ def _mark_special_nodes(rng: np.random.Generator, node_objects: list[Obj]) -> No
         cpu, memory = (75, 90) if position % 2 else (60, 85)
         thresholds = {"usageThresholds": {"cpu": cpu, "memory": memory}}
         annotations = general[position]["metadata"]["annotations"]
-        annotations[THRESHOLDS_ANNOTATION] = json.dumps(thresholds, separators=(",", ":"))
+        annotations[ANNOTATION_USAGE_THRESHOLDS] = json.dumps(thresholds, separators=(",", ":"))
 
 
 # --------------------------------------------------------------------------------------------

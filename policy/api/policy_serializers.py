@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import yaml
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -30,13 +31,15 @@ from policy.models import (
     SchedulerProfile,
 )
 from policy.services.rendering import annotation_value
-from policy.validators import MAX_JSON_BYTES, validate_json_value
+from policy.validators import (
+    MAX_JSON_BYTES,
+    plugin_config_validator,
+    resource_map_validator,
+    validate_json_value,
+)
 from scoring.config.schema import PLUGINS_FIELD_ORDER
+from scoring.goint import INT32_MAX, INT32_MIN
 from scoring.plugins.loadaware.args import AGGREGATION_TYPES, default_args
-
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-LOADAWARE = "LoadAwareScheduling"
 
 
 def plain(value: Any) -> Any:
@@ -84,7 +87,7 @@ def _messages(exc: Exception) -> list[str]:
 class ResourceMapField(serializers.DictField):
     """``map[ResourceName]int64``."""
 
-    child = serializers.IntegerField(min_value=INT64_MIN, max_value=INT64_MAX)
+    child = serializers.IntegerField()  # the range is the shared rule's (resource_map_validator)
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("required", False)
@@ -92,15 +95,12 @@ class ResourceMapField(serializers.DictField):
         super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> Any:
-        value = super().to_internal_value(data)
-        if len(value) > 64:
-            raise serializers.ValidationError("At most 64 resources.", code="max_items")
-        for name in value:
-            if not name or len(name) > 253 or "\x00" in name:
-                raise serializers.ValidationError(
-                    f"{name[:20]!r}: resource names are 1-253 characters.", code="invalid"
-                )
-        return dict(value)
+        value = dict(super().to_internal_value(data))
+        try:
+            resource_map_validator(value)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(_messages(exc), code="invalid") from None
+        return value
 
 
 def _name_field(**kwargs: Any) -> serializers.CharField:
@@ -254,12 +254,11 @@ class SchedulerProfileSerializer(
 
     def validate_plugin_config(self, value: Any) -> list[dict[str, Any]]:
         entries = plain(value)
+        try:
+            plugin_config_validator(entries)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(_messages(exc)) from None
         for entry in entries:
-            if entry.get("name") == LOADAWARE:
-                raise serializers.ValidationError(
-                    "LoadAwareScheduling's args are the profile's loadaware-args object "
-                    "(/api/v1/loadaware-args/), not a pluginConfig entry."
-                )
             if entry.get("args") is None:
                 entry.pop("args", None)
         return list(entries)
@@ -419,7 +418,7 @@ class CollectPolicySerializer(
 
 class RevertSerializer(serializers.Serializer[Any]):
     version = serializers.IntegerField(
-        min_value=1, max_value=2**31 - 1, help_text="The version to go back to (see history)."
+        min_value=1, max_value=INT32_MAX, help_text="The version to go back to (see history)."
     )
 
 

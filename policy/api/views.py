@@ -30,6 +30,7 @@ from policy.filtersets import ClusterFilterSet
 from policy.models import ApiToken, Cluster, ClusterSnapshot
 from policy.roles import CanConfigureCluster, IsViewer, roles_of
 from policy.services import policies, rendering
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
 
 @extend_schema_view(
@@ -82,7 +83,7 @@ class ClusterViewSet(
             "cluster": cluster.pk,
             "snapshot": {"id": stored.pk, "taken_at": stored.taken_at},
             "at": local.isoformat(),
-            "annotation": rendering.ANNOTATION,
+            "annotation": ANNOTATION_USAGE_THRESHOLDS,
             "nodes": [
                 {
                     "node": row.node,

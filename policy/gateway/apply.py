@@ -37,6 +37,7 @@ from policy.gateway.connection import MERGE_PATCH, Connection, Json, path_segmen
 from policy.gateway.errors import ApplyError, GatewayError, NotFoundError, PermanentError
 from policy.gateway.readback import NODES, list_objects
 from policy.gateway.retry import on_conflict
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
 logger = logging.getLogger(__name__)
 
@@ -328,7 +329,7 @@ def plan_node_annotations(
     desired: Mapping[str, str | None],
     owned: AbstractSet[str],
     *,
-    annotation: str = desired_state.USAGE_THRESHOLDS_ANNOTATION,
+    annotation: str = ANNOTATION_USAGE_THRESHOLDS,
 ) -> Plan:
     """Changes to ``annotation`` on nodes: ``desired`` maps node names to the value (None or
     absent: no policy targets the node); ``owned`` names the nodes where schedboard wrote it."""
@@ -370,7 +371,7 @@ def apply_node_annotations(
     desired: Mapping[str, str | None],
     owned: AbstractSet[str],
     *,
-    annotation: str = desired_state.USAGE_THRESHOLDS_ANNOTATION,
+    annotation: str = ANNOTATION_USAGE_THRESHOLDS,
     plan: Plan | None = None,
 ) -> ApplyResult:
     """Write ``plan`` (or a fresh one) node by node; a node that changed meanwhile is re-read

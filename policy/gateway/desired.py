@@ -17,9 +17,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-USAGE_THRESHOLDS_ANNOTATION = "scheduling.koordinator.sh/usage-thresholds"
-AGGREGATION_TYPES = ("avg", "p50", "p90", "p95", "p99")
-
 REPORT_INTERVAL = "metricReportIntervalSeconds"
 AGGREGATE_DURATION = "metricAggregateDurationSeconds"
 COLLECT_FIELDS = (AGGREGATE_DURATION, REPORT_INTERVAL)
@@ -30,44 +27,9 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def _percents(name: str, values: Mapping[str, int] | None) -> dict[str, int]:
-    result: dict[str, int] = {}
-    for resource, percent in (values or {}).items():
-        if isinstance(percent, bool) or not isinstance(percent, int) or not 0 <= percent <= 100:
-            raise ValueError(
-                f"{name}[{resource}] must be an integer percent 0-100, not {percent!r}"
-            )
-        result[resource] = percent
-    return result
-
-
-def usage_thresholds_annotation(
-    usage: Mapping[str, int] | None = None,
-    prod: Mapping[str, int] | None = None,
-    aggregated: Mapping[str, int] | None = None,
-    aggregation_type: str = "",
-    aggregated_duration: str = "",
-) -> str | None:
-    """The annotation's value, or None when every part is empty (no annotation at all).
-
-    ``usage``/``prod``/``aggregated`` map resource names to integer percents; the aggregated
-    thresholds need an ``aggregation_type`` (``p95``...) and may name a duration (``5m``).
-    """
-    thresholds: dict[str, Any] = {}
-    if usage:
-        thresholds["usageThresholds"] = _percents("usageThresholds", usage)
-    if prod:
-        thresholds["prodUsageThresholds"] = _percents("prodUsageThresholds", prod)
-    if aggregated:
-        if aggregation_type not in AGGREGATION_TYPES:
-            raise ValueError(f"aggregation type must be one of {AGGREGATION_TYPES}")
-        block: dict[str, Any] = {
-            "usageThresholds": _percents("aggregatedUsage", aggregated),
-            "usageAggregationType": aggregation_type,
-        }
-        if aggregated_duration:
-            block["usageAggregatedDuration"] = aggregated_duration
-        thresholds["aggregatedUsage"] = block
+def usage_thresholds_annotation(thresholds: Mapping[str, Any]) -> str | None:
+    """The annotation's text for a ``CustomUsageThresholds`` object (the engine builds it from
+    a validated policy), or None when it is empty (no annotation at all)."""
     return canonical_json(thresholds) if thresholds else None
 
 

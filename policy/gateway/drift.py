@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policy.gateway.apply import unified_diff
-from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def annotation_drift(
     nodes: Iterable[Mapping[str, Any]],
     last_written: Mapping[str, str],
     *,
-    annotation: str = USAGE_THRESHOLDS_ANNOTATION,
+    annotation: str = ANNOTATION_USAGE_THRESHOLDS,
 ) -> list[Drift]:
     """Nodes (as read) whose ``annotation`` differs from what schedboard wrote (node name ->
     value); a node that is gone has drifted to None."""

@@ -16,9 +16,10 @@ from django.db.models import Q
 from policy.models.base import VersionedModel
 from policy.models.clusters import Cluster
 from policy.validators import json_validator, selector_errors
+from scoring.goint import INT64_MAX
 
 # Koordinator validates these with `validate:"omitempty,min=1"`.
-_SECONDS = [MinValueValidator(1), MaxValueValidator(2**63 - 1)]
+_SECONDS = [MinValueValidator(1), MaxValueValidator(INT64_MAX)]
 
 
 class NodeMetricCollectPolicy(VersionedModel):

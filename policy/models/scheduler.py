@@ -16,11 +16,11 @@ from django.db import models
 from policy.models.base import VersionedModel
 from policy.models.clusters import Cluster
 from policy.validators import json_validator
+from scoring.goint import INT32_MAX, INT32_MIN
 
 if TYPE_CHECKING:
     from policy.documents import BuiltDocument
 
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 _INT32 = [MinValueValidator(INT32_MIN), MaxValueValidator(INT32_MAX)]
 
 

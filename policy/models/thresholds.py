@@ -22,6 +22,7 @@ from policy.models.clusters import Cluster
 from policy.validators import json_validator, resource_map_validator, selector_errors
 from scoring.config.k8s_names import is_dns1123_subdomain
 from scoring.plugins.loadaware.args import validate_args
+from scoring.plugins.loadaware.thresholds import custom_usage_thresholds
 
 _resource_map = [resource_map_validator, json_validator(16 * 1024)]
 
@@ -194,18 +195,10 @@ class NodeThresholdPolicy(VersionedModel):
 
     def custom_usage_thresholds(self) -> dict[str, Any]:
         """The ``CustomUsageThresholds`` JSON object this policy sets on its nodes."""
-        value: dict[str, Any] = {}
-        if self.usage_thresholds:
-            value["usageThresholds"] = dict(self.usage_thresholds)
-        if self.prod_usage_thresholds:
-            value["prodUsageThresholds"] = dict(self.prod_usage_thresholds)
-        aggregated: dict[str, Any] = {}
-        if self.aggregated_usage_thresholds:
-            aggregated["usageThresholds"] = dict(self.aggregated_usage_thresholds)
-        if self.aggregated_usage_aggregation_type:
-            aggregated["usageAggregationType"] = self.aggregated_usage_aggregation_type
-        if self.aggregated_usage_aggregated_duration:
-            aggregated["usageAggregatedDuration"] = self.aggregated_usage_aggregated_duration
-        if aggregated:
-            value["aggregatedUsage"] = aggregated
-        return value
+        return custom_usage_thresholds(
+            self.usage_thresholds,
+            self.prod_usage_thresholds,
+            self.aggregated_usage_thresholds,
+            self.aggregated_usage_aggregation_type,
+            self.aggregated_usage_aggregated_duration,
+        )

@@ -19,6 +19,7 @@ from django.utils import timezone
 from policy.choices import ClusterKind
 from policy.models import ApiToken, Cluster, ClusterSnapshot
 from policy.snapshots import count_objects
+from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
 from scoring.synthetic import generate_cluster
 
 DEMO_CLUSTER = "demo"
@@ -84,7 +85,7 @@ def seed_demo_policies(cluster: Cluster) -> bool:
     ctx = ChangeContext.system()
     with transaction.atomic():
         configuration = SchedulerConfigurationService().create({"cluster": cluster}, ctx)
-        load_aware = {"multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}]}}
+        load_aware = {"multiPoint": {"enabled": [{"name": LOADAWARE}]}}
         packing = [
             {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}
         ]

@@ -283,7 +283,9 @@ class CollectPolicyService(PolicyService[NodeMetricCollectPolicy]):
 # -- scheduler configurations -------------------------------------------------------------------
 
 
-def _tree_errors(built: BuiltDocument, errors: list[FieldError]) -> PolicyInvalid:
+def tree_errors(built: BuiltDocument, errors: list[FieldError]) -> PolicyInvalid:
+    """The engine's errors of a built document, each located on the object and field an
+    editor can change (the one mapping from engine paths to stored objects)."""
     located = []
     for error in errors:
         where = documents.locate(built, error)
@@ -295,13 +297,14 @@ def _tree_errors(built: BuiltDocument, errors: list[FieldError]) -> PolicyInvali
     return PolicyInvalid(located)
 
 
-def _validate_tree(configuration: SchedulerConfiguration) -> dict[str, Any]:
-    """The configuration's tree, after the engine found it valid."""
+def validated_tree(configuration: SchedulerConfiguration) -> tuple[dict[str, Any], BuiltDocument]:
+    """The configuration's tree and its built document, after the engine found it valid
+    (:class:`PolicyInvalid` with located errors otherwise)."""
     tree = documents.tree_snapshot(configuration)
     built, errors = documents.validate_tree(tree)
     if errors:
-        raise _tree_errors(built, errors)
-    return tree
+        raise tree_errors(built, errors)
+    return tree, built
 
 
 class _TreeService(PolicyService[M]):
@@ -372,7 +375,7 @@ def _finish(
 ) -> None:
     """Validate the configuration's document, then bump and record the configuration."""
     try:
-        after = _validate_tree(configuration)
+        after, _ = validated_tree(configuration)
     except PolicyInvalid as exc:
         exc.subject_id = subject_id
         raise
@@ -436,7 +439,7 @@ class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
             tree = documents.tree_snapshot(obj)
         built, errors = documents.validate_tree(tree)
         if errors:
-            raise _tree_errors(built, errors)
+            raise tree_errors(built, errors)
 
     def _save(self, obj: SchedulerConfiguration) -> None:
         try:

@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 from django.utils import timezone
 
-from policy.documents import locate, tree_snapshot, validate_tree
 from policy.gateway.desired import usage_thresholds_annotation
 from policy.models import (
     Cluster,
@@ -29,9 +28,8 @@ from policy.models import (
     NodeThresholdPolicy,
     SchedulerConfiguration,
 )
-from policy.services.policies import LocatedError, PolicyInvalid
+from policy.services.policies import validated_tree
 from scoring.config import dump_configuration, load_configuration
-from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 from scoring.selectors import match_label_selector
 from scoring.snapshot import BoolArray, Snapshot
 
@@ -48,13 +46,7 @@ class NoSnapshot(Exception):
 
 def annotation_value(policy: NodeThresholdPolicy) -> str | None:
     """The annotation text a policy sets, spelt exactly as the gateway writes it."""
-    return usage_thresholds_annotation(
-        policy.usage_thresholds,
-        policy.prod_usage_thresholds,
-        policy.aggregated_usage_thresholds,
-        policy.aggregated_usage_aggregation_type,
-        policy.aggregated_usage_aggregated_duration,
-    )
+    return usage_thresholds_annotation(policy.custom_usage_thresholds())
 
 
 # -- scheduler configuration --------------------------------------------------------------------
@@ -62,16 +54,8 @@ def annotation_value(policy: NodeThresholdPolicy) -> str | None:
 
 def render_scheduler_configuration(configuration: SchedulerConfiguration) -> str:
     """The YAML written to the scheduler ConfigMap: the engine's defaulted v1 document."""
-    tree = tree_snapshot(configuration)
-    built, errors = validate_tree(tree)
-    if errors:  # stored configurations are valid; an engine upgrade could change that
-        located = [locate(built, e) for e in errors]
-        raise PolicyInvalid(
-            [
-                LocatedError(w.kind, w.object_id, w.field, w.tree_path, e.type, e.detail)
-                for w, e in zip(located, errors, strict=True)
-            ]
-        )
+    # Stored configurations are valid; an engine upgrade could change that (PolicyInvalid).
+    _, built = validated_tree(configuration)
     return dump_configuration(load_configuration(built.document))
 
 
@@ -182,6 +166,3 @@ def colocation_config(cluster: Cluster) -> dict[str, Any]:
     if node_configs:
         content["nodeConfigs"] = node_configs
     return content
-
-
-ANNOTATION = ANNOTATION_USAGE_THRESHOLDS

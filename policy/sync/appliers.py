@@ -20,13 +20,13 @@ from django.utils import timezone
 from policy.choices import ClusterKind
 from policy.gateway import apply as gw
 from policy.gateway.connection import Connection, ConnectionSpec, Timeouts, connect
-from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION
 from policy.gateway.drift import Drift, annotation_drift, configmap_key_drift
 from policy.gateway.errors import ApplyError, GatewayError
 from policy.gateway.readback import read_cluster
 from policy.gateway.retry import DEFAULT_POLICY, RetryPolicy
 from policy.models import Cluster, ClusterSnapshot, ClusterSyncState
 from policy.sync.planners import Desired, Owned
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
 # Tests make these quicker; a worker uses the gateway's defaults.
 RETRY_POLICY: RetryPolicy = DEFAULT_POLICY
@@ -244,7 +244,7 @@ class DemoTarget:
             snapshot_nodes(self._snapshot().objects),
             desired.annotations,
             owned.nodes,
-            USAGE_THRESHOLDS_ANNOTATION,
+            ANNOTATION_USAGE_THRESHOLDS,
         )
         if desired.manage_slo:
             plan.slo.notes.append(
@@ -296,9 +296,9 @@ def with_node_changes(
             continue
         annotations = dict(obj["metadata"].get("annotations") or {})
         if change.after is None:
-            annotations.pop(USAGE_THRESHOLDS_ANNOTATION, None)
+            annotations.pop(ANNOTATION_USAGE_THRESHOLDS, None)
         else:
-            annotations[USAGE_THRESHOLDS_ANNOTATION] = change.after
+            annotations[ANNOTATION_USAGE_THRESHOLDS] = change.after
         obj["metadata"]["annotations"] = annotations
     return result
 
@@ -308,7 +308,7 @@ def as_pushed(
 ) -> tuple[list[dict[str, Any]], int]:
     """``objects`` as a push of the ``desired`` node annotations would leave them (schedboard's
     ownership rules: it removes only what it wrote), and how many nodes it would change."""
-    plan = gw._plan_nodes(snapshot_nodes(objects), desired, owned, USAGE_THRESHOLDS_ANNOTATION)
+    plan = gw._plan_nodes(snapshot_nodes(objects), desired, owned, ANNOTATION_USAGE_THRESHOLDS)
     return with_node_changes(objects, plan.changes), len(plan.changes)
 
 

@@ -8,7 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from policy.ui.explain import LOADAWARE, loadaware_summary
+from policy.ui.explain import loadaware_summary
+from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
 
 TOP_RANKED = 10
 GROUP_PREVIEW = 5

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policy.ui import format as fmt
-
-LOADAWARE = "LoadAwareScheduling"
+from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
 
 
 @dataclass(frozen=True)

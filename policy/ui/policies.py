@@ -19,6 +19,7 @@ from policy.models import Cluster, PolicyChange, SchedulerConfiguration
 from policy.services import rendering
 from policy.services.policies import PolicyInvalid
 from scoring.plugins.loadaware.args import default_args
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
 # Koordinator's LoadAware proposal, per v1 field: shown under the fields of the args editor.
 PROPOSAL: dict[str, str] = {
@@ -102,7 +103,7 @@ def render_configuration(cluster: Cluster) -> Rendered:
 
 
 def render_thresholds(cluster: Cluster) -> Rendered:
-    title = f"{rendering.ANNOTATION} per node (now, newest snapshot)"
+    title = f"{ANNOTATION_USAGE_THRESHOLDS} per node (now, newest snapshot)"
     try:
         _, local, rows = rendering.render_node_thresholds(cluster)
     except rendering.NoSnapshot as exc:

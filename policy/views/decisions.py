@@ -21,7 +21,6 @@ from policy.models import Cluster, PlacementDecision
 from policy.roles import role_required
 from policy.ui.decision import TOP_RANKED, decision_view, node_entry
 from policy.ui.explain import (
-    LOADAWARE,
     estimate_text,
     loadaware_lines,
     metric_line,
@@ -30,6 +29,7 @@ from policy.ui.explain import (
 from policy.views.forms import EvaluateForm
 from policy.views.support import SnapshotUnreadable, engine_snapshot, selected_cluster
 from scoring.errors import ConfigurationInvalid
+from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
 
 MAX_PENDING_CHOICES = 500
 DECISIONS_PER_PAGE = 50

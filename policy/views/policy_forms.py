@@ -24,11 +24,12 @@ from policy.models import (
     SchedulerProfile,
 )
 from policy.ui.policies import loadaware_defaults
+from policy.validators import plugin_config_validator, resource_map_validator
 from scoring.config.schema import PLUGINS_FIELD_ORDER
+from scoring.goint import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from scoring.plugins.loadaware.args import AGGREGATION_TYPES
 
 MAX_TEXT = 256 * 1024
-INT64 = (-(2**63), 2**63 - 1)
 
 
 class YAMLField(forms.CharField):
@@ -87,15 +88,7 @@ class ResourceMapField(YAMLField):
         data = super().to_python(value)
         if data is None:
             return None
-        if len(data) > 64:
-            raise forms.ValidationError("At most 64 resources.")
-        for name, amount in data.items():
-            if not isinstance(name, str) or not name or len(name) > 253:
-                raise forms.ValidationError(f"{name!r}: resource names are 1-253 characters.")
-            if isinstance(amount, bool) or not isinstance(amount, int):
-                raise forms.ValidationError(f"{name}: {amount!r} is not a whole number.")
-            if not INT64[0] <= amount <= INT64[1]:
-                raise forms.ValidationError(f"{name}: out of the int64 range.")
+        resource_map_validator(data)  # its ValidationError is the form field's error
         return dict(data)
 
 
@@ -130,8 +123,8 @@ def tristate(default: str, **kwargs: Any) -> forms.TypedChoiceField:
 
 
 def _int(**kwargs: Any) -> forms.IntegerField:
-    kwargs.setdefault("min_value", INT64[0])
-    kwargs.setdefault("max_value", INT64[1])
+    kwargs.setdefault("min_value", INT64_MIN)
+    kwargs.setdefault("max_value", INT64_MAX)
     return forms.IntegerField(required=False, **kwargs)
 
 
@@ -214,8 +207,8 @@ class SchedulerConfigurationForm(PolicyForm):
     description = forms.CharField(
         required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2})
     )
-    parallelism = _int(min_value=-(2**31), max_value=2**31 - 1)
-    percentage_of_nodes_to_score = _int(min_value=-(2**31), max_value=2**31 - 1)
+    parallelism = _int(min_value=INT32_MIN, max_value=INT32_MAX)
+    percentage_of_nodes_to_score = _int(min_value=INT32_MIN, max_value=INT32_MAX)
     pod_initial_backoff_seconds = _int()
     pod_max_backoff_seconds = _int()
     enable_profiling = tristate("true")
@@ -239,7 +232,7 @@ class SchedulerProfileForm(PolicyForm):
 
     scheduler_name = forms.CharField(required=False, max_length=253)
     position = forms.IntegerField(required=False, min_value=0, max_value=10_000, initial=0)
-    percentage_of_nodes_to_score = _int(min_value=-(2**31), max_value=2**31 - 1)
+    percentage_of_nodes_to_score = _int(min_value=INT32_MIN, max_value=INT32_MAX)
     plugin_config = YAMLField(
         shape=list,
         empty=[],
@@ -319,13 +312,11 @@ class SchedulerProfileForm(PolicyForm):
             if set(entry) - {"name", "args"}:
                 self.add_error("plugin_config", f"{entry['name']}: only name and args are allowed.")
                 break
-            if entry["name"] == "LoadAwareScheduling":
-                self.add_error(
-                    "plugin_config",
-                    "LoadAwareScheduling's args are edited in the profile's LoadAware args "
-                    "editor, not as a pluginConfig entry.",
-                )
-                break
+        else:
+            try:
+                plugin_config_validator(data.get("plugin_config"))
+            except forms.ValidationError as exc:
+                self.add_error("plugin_config", exc)
         return data
 
     def values(self) -> dict[str, Any]:

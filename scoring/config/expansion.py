@@ -33,6 +33,7 @@ from typing import Any
 from scoring.config import field_errors as fe
 from scoring.config.catalog import EXTENSION_POINTS, PLUGIN_TYPE_NAMES, lookup
 from scoring.errors import DUPLICATE, INVALID, FieldError
+from scoring.goint import INT64_MAX
 
 # The order of frameworkImpl.getExtensionPoints(), which decides which error comes first.
 FRAMEWORK_ORDER = (
@@ -51,7 +52,7 @@ FRAMEWORK_ORDER = (
 )
 
 MAX_NODE_SCORE = 100
-MAX_TOTAL_SCORE = 2**63 - 1
+MAX_TOTAL_SCORE = INT64_MAX
 
 
 @dataclass

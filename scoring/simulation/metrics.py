@@ -29,13 +29,13 @@ from scoring.framework import Cycle
 from scoring.objects import Pod, parse_pod
 from scoring.plugins.limitaware.limits import RAW, LimitTotals
 from scoring.plugins.limitaware.plugin import LimitAware
+from scoring.plugins.loadaware.args import PLUGIN_NAME
 from scoring.plugins.loadaware.filter import estimated_usage, exceeds, expired_nodes, filter_plan
 from scoring.plugins.loadaware.plugin import LoadAwareScheduling
 from scoring.plugins.loadaware.state import IncomingPod
 from scoring.plugins.noderesources import is_scalar_resource
 from scoring.snapshot import Snapshot
 
-LOAD_AWARE = "LoadAwareScheduling"
 LIMIT_AWARE = "LimitAware"
 BASE_RESOURCES = ("cpu", "memory")
 # A pod requesting and estimating nothing: LoadAwareScheduling's Filter rejects it exactly on
@@ -127,7 +127,7 @@ def over_threshold(engine: Engine, snapshot: Snapshot, now: datetime) -> dict[st
         (
             p
             for f in engine.frameworks.values()
-            if isinstance(p := f.instances.get(LOAD_AWARE), LoadAwareScheduling)
+            if isinstance(p := f.instances.get(PLUGIN_NAME), LoadAwareScheduling)
         ),
         None,
     )

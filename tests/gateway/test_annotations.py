@@ -6,11 +6,11 @@ from collections.abc import Callable
 
 from policy.gateway.apply import apply_node_annotations, plan_node_annotations
 from policy.gateway.connection import Connection
-from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION as KEY
 from policy.gateway.desired import usage_thresholds_annotation
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 
-OURS = usage_thresholds_annotation(usage={"cpu": 65, "memory": 90})
-NEWER = usage_thresholds_annotation(usage={"cpu": 70, "memory": 90})
+OURS = usage_thresholds_annotation({"usageThresholds": {"cpu": 65, "memory": 90}})
+NEWER = usage_thresholds_annotation({"usageThresholds": {"cpu": 70, "memory": 90}})
 THEIRS = '{"usageThresholds":{"cpu":50}}'
 NEIGHBOUR = {"team.example.com/owner": "payments", "node.alpha.kubernetes.io/ttl": "0"}
 

@@ -16,9 +16,9 @@ from policy.gateway.apply import (
     read_configmap,
 )
 from policy.gateway.connection import MERGE_PATCH, Connection
-from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION as KEY
 from policy.gateway.desired import collect_policy
 from policy.gateway.errors import ConflictError
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 from tests.gateway.faultproxy import FaultProxy, matching
 from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces
 

@@ -12,9 +12,9 @@ from django.contrib.auth.models import Group, User
 
 from policy.engine import clear_caches, snapshot_for
 from policy.gateway.connection import MERGE_PATCH, Connection
-from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION as KEY
 from policy.models import Cluster, ClusterSnapshot, PlacementDecision, SyncJob
 from scoring.plugins.loadaware.args import LoadAwareArgs
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 from scoring.plugins.loadaware.thresholds import NodeThresholds
 from tests.gateway.kubeserver import Json, KubeServer
 from tests.sync.worker import (  # noqa: F401 (fixtures)

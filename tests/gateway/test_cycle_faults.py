@@ -19,11 +19,11 @@ from django.utils import timezone
 
 from policy import tasks
 from policy.gateway.connection import MERGE_PATCH, Connection, Timeouts
-from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION as KEY
 from policy.gateway.retry import RetryPolicy
 from policy.models import Cluster, ClusterSyncState, NodeThresholdPolicy, SyncJob
 from policy.services import sync as sync_services
 from policy.sync import appliers, jobs
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 from tests.gateway.faultproxy import FaultProxy, matching
 from tests.gateway.kubeserver import Json, KubeServer
 from tests.sync.worker import (  # noqa: F401 (fixtures)

@@ -7,15 +7,18 @@ import json
 import pytest
 
 from policy.gateway import desired
+from scoring.plugins.loadaware.thresholds import custom_usage_thresholds
 
 
 def test_usage_thresholds_are_canonical_json() -> None:
     value = desired.usage_thresholds_annotation(
-        usage={"memory": 95, "cpu": 65},
-        prod={"cpu": 55},
-        aggregated={"cpu": 60},
-        aggregation_type="p95",
-        aggregated_duration="5m",
+        custom_usage_thresholds(
+            usage={"memory": 95, "cpu": 65},
+            prod={"cpu": 55},
+            aggregated={"cpu": 60},
+            aggregation_type="p95",
+            aggregated_duration="5m",
+        )
     )
     assert value == (
         '{"aggregatedUsage":{"usageAggregatedDuration":"5m","usageAggregationType":"p95",'
@@ -24,29 +27,22 @@ def test_usage_thresholds_are_canonical_json() -> None:
     )
     # Same thresholds in another order: the same bytes, so a re-push writes nothing.
     again = desired.usage_thresholds_annotation(
-        usage={"cpu": 65, "memory": 95},
-        prod={"cpu": 55},
-        aggregated={"cpu": 60},
-        aggregation_type="p95",
-        aggregated_duration="5m",
+        {
+            "usageThresholds": {"cpu": 65, "memory": 95},
+            "prodUsageThresholds": {"cpu": 55},
+            "aggregatedUsage": {
+                "usageAggregationType": "p95",
+                "usageThresholds": {"cpu": 60},
+                "usageAggregatedDuration": "5m",
+            },
+        }
     )
     assert again == value
 
 
 def test_no_thresholds_means_no_annotation() -> None:
-    assert desired.usage_thresholds_annotation() is None
-    assert desired.usage_thresholds_annotation(usage={}) is None
-
-
-@pytest.mark.parametrize("percent", [-1, 101, 65.5, True, "65"])
-def test_thresholds_must_be_integer_percents(percent: object) -> None:
-    with pytest.raises(ValueError, match="integer percent"):
-        desired.usage_thresholds_annotation(usage={"cpu": percent})  # type: ignore[dict-item]
-
-
-def test_aggregated_thresholds_need_a_known_aggregation() -> None:
-    with pytest.raises(ValueError, match="aggregation type"):
-        desired.usage_thresholds_annotation(aggregated={"cpu": 60}, aggregation_type="p42")
+    assert desired.usage_thresholds_annotation(custom_usage_thresholds()) is None
+    assert desired.usage_thresholds_annotation(custom_usage_thresholds(usage={})) is None
 
 
 def test_collect_policy_fields() -> None:

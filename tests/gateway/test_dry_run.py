@@ -19,8 +19,8 @@ from policy.gateway.apply import (
     plan_slo_colocation,
 )
 from policy.gateway.connection import Connection
-from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION as KEY
 from policy.gateway.desired import collect_policy, node_collect_config, usage_thresholds_annotation
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 from tests.gateway.kubeserver import Json, create, ensure_namespaces
 
 VOLATILE = ("resourceVersion", "managedFields")
@@ -82,7 +82,7 @@ def test_apply_writes_exactly_the_dry_run(
         content_type="application/merge-patch+json",
     )
 
-    thresholds = usage_thresholds_annotation(usage={"cpu": 70})
+    thresholds = usage_thresholds_annotation({"usageThresholds": {"cpu": 70}})
     desired_nodes = {new_node: thresholds, foreign_node: thresholds}
     general = node_collect_config("sb-general", {"pool": "general"}, report_interval_seconds=20)
     plans = [

@@ -18,9 +18,9 @@ from policy.gateway.apply import (
     read_configmap,
 )
 from policy.gateway.connection import Connection, Timeouts
-from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION as KEY
 from policy.gateway.errors import TransientError
 from policy.gateway.retry import RetryPolicy
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 from tests.gateway.faultproxy import FaultProxy, matching
 from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces
 

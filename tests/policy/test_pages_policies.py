@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import pytest
+import yaml
 from django.contrib.auth.models import User
 from django.test import Client
 
@@ -294,7 +295,7 @@ def test_yaml_typos_are_field_errors(client: Client, editor: User, tree: dict[st
     assert response.status_code == 400
     errors = response.context["form"].errors
     assert errors["usage_thresholds"][0].startswith("Not valid YAML")
-    assert errors["resource_weights"] == ["cpu: 'lots' is not a whole number."]
+    assert errors["resource_weights"] == ['cpu: must be an integer, not "lots".']
 
 
 # -- history and revert ---------------------------------------------------------------------------
@@ -416,6 +417,40 @@ def test_profile_plugins_per_extension_point(
     )
     assert response.status_code == 400
     assert response.context["form"].errors["plugins_score_enabled"]
+
+
+def test_loadaware_args_are_never_a_plugin_config_entry(
+    client: Client, api_client: Any, editor: User, tree: dict[str, Any]
+) -> None:
+    """The page and the API refuse it with the one rule's message, on the same field."""
+    profile = tree["profile"]
+    entry = [{"name": "LoadAwareScheduling", "args": {"usageThresholds": {"cpu": 70}}}]
+    client.force_login(editor)
+    page = client.post(
+        f"/policies/profiles/{profile.pk}/edit/",
+        {
+            "version": str(profile.version),
+            "scheduler_name": "",
+            "position": "0",
+            "plugins_multiPoint_enabled": "LoadAwareScheduling",
+            "plugin_config": yaml.safe_dump(entry),
+            "save": "1",
+        },
+    )
+    assert page.status_code == 400
+    [message] = page.context["form"].errors["plugin_config"]
+    api_client.force_login(editor)
+    api = api_client.patch(
+        f"/api/v1/profiles/{profile.pk}/",
+        {"plugin_config": entry},
+        format="json",
+        HTTP_IF_MATCH=f'W/"{profile.version}"',
+    )
+    assert api.status_code == 400
+    assert [(e["field"], e["detail"]) for e in api.json()["errors"]] == [("plugin_config", message)]
+    assert "/api/v1/loadaware-args/" in message
+    profile.refresh_from_db()
+    assert profile.plugin_config == []
 
 
 def test_profile_create_and_duplicate_name(

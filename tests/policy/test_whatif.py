@@ -13,7 +13,6 @@ from django.utils import timezone
 
 from policy.choices import WhatIfStatus
 from policy.engine import engine_for, snapshot_for
-from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION as KEY
 from policy.models import (
     Cluster,
     ClusterSnapshot,
@@ -25,6 +24,7 @@ from policy.services import seed_demo_policies, whatif
 from policy.views.whatif_forms import SAMPLE_WORKLOAD
 from scoring.loading import flatten, parse_documents
 from scoring.objects import parse_pod
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 from scoring.simulation.compare import differences, what_if
 from scoring.simulation.workload import expand_workload
 

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from policy.gateway.desired import USAGE_THRESHOLDS_ANNOTATION as KEY
 from policy.models import (
     ClusterSnapshot,
     ClusterSyncState,
@@ -18,6 +17,7 @@ from policy.models import (
     SyncJobKind,
     SyncJobStatus,
 )
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 
 pytestmark = pytest.mark.django_db
 

@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from scoring.errors import INVALID, TYPE_INVALID, FieldError
+from scoring.goint import INT32_MAX, INT32_MIN
 
 DEFAULT_WEIGHTS: Mapping[str, int] = {"cpu": 1, "memory": 1}
 DEFAULT_RATIO_PERCENT = 100
-INT32 = (-(2**31), 2**31 - 1)
 
 
 def default_args(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -89,4 +89,4 @@ def _ratio_type_errors(ratio: Any, path: str) -> list[FieldError]:
 
 
 def _int32(value: int) -> bool:
-    return INT32[0] <= value <= INT32[1]
+    return INT32_MIN <= value <= INT32_MAX

@@ -23,14 +23,13 @@ import numpy as np
 import numpy.typing as npt
 
 from scoring.config.schema import json_kind
-from scoring.goint import quo_array
+from scoring.goint import INT32_MAX, INT32_MIN, fits_int64, quo_array
 from scoring.plugins.limitaware.limits import BASE_RESOURCES
 from scoring.plugins.noderesources import is_scalar_resource
 from scoring.snapshot import BoolArray, IntArray, Snapshot
 
 ANNOTATION = "node.koordinator.sh/limit-to-allocatable"
 DEFAULT_PERCENT = 100
-INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 IntOrString = int | str
 _DIGITS = re.compile(r"[+-]?[0-9]+")
@@ -53,7 +52,7 @@ def percent(value: IntOrString) -> int:
         raise RatioError("invalid value for IntOrString: invalid type: string is not a percentage")
     digits = value[:-1]
     number = int(digits) if _DIGITS.fullmatch(digits) else None
-    if number is None or not -(2**63) <= number < 2**63:
+    if number is None or not fits_int64(number):
         reason = "invalid syntax" if number is None else "value out of range"
         raise RatioError(
             f"invalid value for IntOrString: invalid value {go_quote(value)}: "

@@ -33,7 +33,10 @@ from scoring.errors import (
     ConfigurationInvalid,
     FieldError,
 )
+from scoring.goint import fits_int64
 
+PLUGIN_NAME = "LoadAwareScheduling"
+ARGS_KIND = "LoadAwareSchedulingArgs"
 AGGREGATION_TYPES = ("avg", "p50", "p90", "p95", "p99")
 
 DEFAULT_NODE_METRIC_EXPIRATION_SECONDS = 180
@@ -41,7 +44,6 @@ DEFAULT_RESOURCE_WEIGHTS: Mapping[str, int] = {"cpu": 1, "memory": 1}
 DEFAULT_USAGE_THRESHOLDS: Mapping[str, int] = {"cpu": 65, "memory": 95}
 DEFAULT_ESTIMATED_SCALING_FACTORS: Mapping[str, int] = {"cpu": 85, "memory": 70}
 
-_INT64 = (-(2**63), 2**63 - 1)
 _TYPE_META = ("apiVersion", "kind")
 
 
@@ -132,7 +134,7 @@ class _Decoder:
         if isinstance(value, bool) or not isinstance(value, int):
             self._type_error(path, value, "int64")
             return None
-        if not _INT64[0] <= value <= _INT64[1]:
+        if not fits_int64(value):
             self._type_error(path, value, "int64")
             return None
         return value
@@ -245,7 +247,7 @@ def _child(path: str, name: str) -> str:
 def _decode(args: Mapping[str, Any], path: str) -> tuple[LoadAwareArgs, list[FieldError]]:
     decoder = _Decoder()
     if not isinstance(args, Mapping):
-        decoder._type_error(path, args, "LoadAwareSchedulingArgs")
+        decoder._type_error(path, args, ARGS_KIND)
         return LoadAwareArgs(), decoder.errors
     for key in _TYPE_META:
         decoder.string(args.get(key), _child(path, key))

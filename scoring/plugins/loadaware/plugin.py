@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from scoring.framework import CLOCK, SUCCESS, Cycle, FilterResult, Plugin, Status
-from scoring.plugins.loadaware.args import LoadAwareArgs
+from scoring.plugins.loadaware.args import PLUGIN_NAME, LoadAwareArgs
 from scoring.plugins.loadaware.explain import explain_node
 from scoring.plugins.loadaware.filter import filter_nodes
 from scoring.plugins.loadaware.score import score_nodes
@@ -25,7 +25,7 @@ from scoring.snapshot import NODE_EVENT, NODE_METRIC_EVENT, POD_EVENT, IntArray
 class LoadAwareScheduling(Plugin):
     """Filter busy or stale nodes and prefer the least-used ones, by measured usage + estimates."""
 
-    name = "LoadAwareScheduling"
+    name = PLUGIN_NAME
     points = frozenset({"preFilter", "filter", "score", "reserve"})
     depends_on = frozenset({POD_EVENT, NODE_EVENT, NODE_METRIC_EVENT, CLOCK})
 

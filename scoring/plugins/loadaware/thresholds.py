@@ -203,5 +203,31 @@ class NodeThresholds:
         return self.profiles[int(self.group_ids[node])]
 
 
+def custom_usage_thresholds(
+    usage: Mapping[str, int] | None = None,
+    prod: Mapping[str, int] | None = None,
+    aggregated: Mapping[str, int] | None = None,
+    aggregation_type: str = "",
+    aggregated_duration: str = "",
+) -> dict[str, Any]:
+    """The ``CustomUsageThresholds`` object (apis/extension/load_aware.go) for the annotation,
+    with Go's ``omitempty``: an empty part is left out, and nothing set gives ``{}``."""
+    value: dict[str, Any] = {}
+    if usage:
+        value["usageThresholds"] = dict(usage)
+    if prod:
+        value["prodUsageThresholds"] = dict(prod)
+    block: dict[str, Any] = {}
+    if aggregated:
+        block["usageThresholds"] = dict(aggregated)
+    if aggregation_type:
+        block["usageAggregationType"] = aggregation_type
+    if aggregated_duration:
+        block["usageAggregatedDuration"] = aggregated_duration
+    if block:
+        value["aggregatedUsage"] = block
+    return value
+
+
 def _annotation(node: Node) -> str | None:
     return node.annotations.get(ANNOTATION_USAGE_THRESHOLDS)

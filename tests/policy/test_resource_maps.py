@@ -1,0 +1,59 @@
+"""``map[ResourceName]int64`` fields have one rule, whichever way a map arrives: the API, an
+editor's form or the ORM give the same verdict and the same message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from django.core.exceptions import ValidationError
+from rest_framework.exceptions import ValidationError as ApiValidationError
+
+from policy.api.policy_serializers import ResourceMapField as ApiField
+from policy.validators import resource_map_validator
+from policy.views.policy_forms import ResourceMapField as FormField
+
+BAD: dict[str, Any] = {
+    "not an integer": {"cpu": "lots"},
+    "a float": {"cpu": 1.5},
+    "beyond int64": {"cpu": 2**63},
+    "an empty name": {"": 1},
+    "a long name": {"x" * 254: 1},
+    "a NUL in a name": {"c\x00pu": 1},
+    "too many": {f"example.com/r{i}": 1 for i in range(65)},
+}
+
+
+def model_error(value: Any) -> list[str]:
+    with pytest.raises(ValidationError) as caught:
+        resource_map_validator(value)
+    return caught.value.messages
+
+
+def api_error(value: Any) -> list[str]:
+    with pytest.raises(ApiValidationError) as caught:
+        ApiField().to_internal_value(value)
+    return [str(message) for message in caught.value.detail]
+
+
+def form_error(value: Any) -> list[str]:
+    with pytest.raises(ValidationError) as caught:
+        FormField().to_python(yaml.safe_dump(value, allow_unicode=False))
+    return caught.value.messages
+
+
+@pytest.mark.parametrize("value", list(BAD.values()), ids=list(BAD))
+def test_every_entry_point_refuses_with_the_same_message(value: dict[str, Any]) -> None:
+    expected = model_error(value)
+    assert expected and form_error(value) == expected
+    if not any(isinstance(v, float | str) for v in value.values()):
+        # The API's integer field reads "5" or 1.0 as numbers first, as DRF does everywhere.
+        assert api_error(value) == expected
+
+
+@pytest.mark.parametrize("value", [{}, {"cpu": 65, "memory": 95}, {"nvidia.com/gpu": 0}])
+def test_good_maps_pass_everywhere(value: dict[str, int]) -> None:
+    resource_map_validator(value)
+    assert ApiField().to_internal_value(value) == value
+    assert FormField().to_python(yaml.safe_dump(value)) == value
