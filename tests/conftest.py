@@ -81,6 +81,26 @@ def demo_snapshot(db: None) -> object:
 
 
 @pytest.fixture
+def run_on_commit(celery_eager: None, django_capture_on_commit_callbacks: Any) -> Any:
+    """``with run_on_commit(): ...``: on-commit callbacks (task sends) run, tasks eagerly."""
+    return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+@pytest.fixture
+def push_now(run_on_commit: Any) -> Callable[[Any], Any]:
+    """Push a cluster in this process (eager task, on-commit send) and return the job."""
+    from policy.services import sync
+
+    def push(cluster: Any) -> Any:
+        with run_on_commit():
+            job = sync.push(cluster)
+        job.refresh_from_db()
+        return job
+
+    return push
+
+
+@pytest.fixture
 def celery_eager() -> Iterator[None]:
     """Run tasks in-process even when a broker is configured (no stray messages in Redis)."""
     from config.celery import app

@@ -113,7 +113,9 @@ class ClusterSyncState(models.Model):
     )
     owned_nodes = models.JSONField(default=list, blank=True)
     owned_node_configs = models.JSONField(default=list, blank=True)
-    owns_collect_fields = models.BooleanField(default=False)
+    # The cluster-wide colocation-config collect fields schedboard wrote and may remove again;
+    # the others are their owners' and are never touched.
+    owned_collect_fields = models.JSONField(default=list, blank=True)
     # The thresholds time windows' state at the last push (ids of the active policies).
     active_windows = models.JSONField(null=True, blank=True)
     # Drift found by the last refresh.

@@ -49,16 +49,23 @@ class PushPlan:
     def notes(self) -> list[str]:
         return [*self.config.notes, *self.nodes.notes, *self.slo.notes]
 
-    def owned_after(self, before: Owned) -> Owned:
+    def owned_after(self, before: Owned, collect_fields: frozenset[str] | None = None) -> Owned:
+        """Ownership once applied; ``collect_fields``: the cluster-wide collect fields it
+        writes (None: it leaves colocation-config alone, so ownership there is unchanged)."""
         return Owned(
             self.nodes.owned if self.nodes.owned is not None else before.nodes,
             self.slo.owned if self.slo.owned is not None else before.node_configs,
+            before.collect_fields if collect_fields is None else collect_fields,
         )
 
-    def claim(self, before: Owned) -> Owned:
+    def claim(self, before: Owned, desired: Desired) -> Owned:
         """Everything this plan may own once (partly) applied: recorded before writing."""
-        after = self.owned_after(before)
-        return Owned(before.nodes | after.nodes, before.node_configs | after.node_configs)
+        after = self.owned_after(before, desired.collect_fields)
+        return Owned(
+            before.nodes | after.nodes,
+            before.node_configs | after.node_configs,
+            before.collect_fields | after.collect_fields,
+        )
 
 
 @dataclass
@@ -177,7 +184,10 @@ class KubeTarget:
                 configs_owned = slo.owned if slo.owned is not None else configs_owned
         except GatewayError as exc:
             raise PushFailed(exc, applied) from None
-        return PushResult(applied, notes, Owned(frozenset(nodes_owned), frozenset(configs_owned)))
+        collect = desired.collect_fields if desired.manage_slo else owned.collect_fields
+        return PushResult(
+            applied, notes, Owned(frozenset(nodes_owned), frozenset(configs_owned), collect)
+        )
 
     def refresh(
         self, state: ClusterSyncState

@@ -311,7 +311,7 @@ def _push(job: SyncJob) -> None:
         if _beyond_confirmed(job, log, as_dicts(plan.changes)):
             return
         SyncJob.objects.filter(pk=job.pk).update(
-            claimed_owned=plan.claim(owned).as_dict(), changes=as_dicts(plan.changes)
+            claimed_owned=plan.claim(owned, desired).as_dict(), changes=as_dicts(plan.changes)
         )
         result = target.apply(desired, owned, plan)
     except PushFailed as exc:
@@ -369,7 +369,7 @@ def _finish_push(job: SyncJob, log: JobLog, desired: planners.Desired, result: A
         }
         state.owned_nodes = sorted(result.owned.nodes)
         state.owned_node_configs = sorted(result.owned.node_configs)
-        state.owns_collect_fields = desired.owns_collect_fields
+        state.owned_collect_fields = sorted(result.owned.collect_fields)
         state.active_windows = desired.active_windows
         state.last_push = job
         state.last_pushed_at = now

@@ -36,19 +36,25 @@ class Desired:
     collect_cluster: dict[str, int | None] = field(default_factory=dict)
     node_configs: list[dict[str, Any]] = field(default_factory=list)
     manage_slo: bool = False
-    owns_collect_fields: bool = False
+    collect_fields: frozenset[str] = frozenset()  # cluster-wide fields the policy writes
     active_windows: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class Owned:
-    """What schedboard may have written before: node annotations and nodeConfigs entries."""
+    """What schedboard may have written before: node annotations, nodeConfigs entries and
+    cluster-wide collect fields of colocation-config."""
 
     nodes: frozenset[str]
     node_configs: frozenset[str]
+    collect_fields: frozenset[str] = frozenset()
 
     def as_dict(self) -> dict[str, list[str]]:
-        return {"nodes": sorted(self.nodes), "node_configs": sorted(self.node_configs)}
+        return {
+            "nodes": sorted(self.nodes),
+            "node_configs": sorted(self.node_configs),
+            "collect_fields": sorted(self.collect_fields),
+        }
 
 
 def state_of(cluster: Cluster) -> ClusterSyncState:
@@ -61,6 +67,7 @@ def owned(state: ClusterSyncState) -> Owned:
     claimed before writing (it may have written part of it before failing or being killed)."""
     nodes = set(state.owned_nodes or [])
     configs = set(state.owned_node_configs or [])
+    collect = set(state.owned_collect_fields or [])
     claims = SyncJob.objects.filter(cluster_id=state.cluster_id, kind=SyncJobKind.PUSH).exclude(
         status=SyncJobStatus.SUCCEEDED
     )
@@ -71,7 +78,8 @@ def owned(state: ClusterSyncState) -> Owned:
     ):
         nodes.update(claim.get("nodes", []))
         configs.update(claim.get("node_configs", []))
-    return Owned(frozenset(nodes), frozenset(configs))
+        collect.update(claim.get("collect_fields", []))
+    return Owned(frozenset(nodes), frozenset(configs), frozenset(collect))
 
 
 def active_windows(cluster: Cluster, at: datetime | None = None) -> list[int]:
@@ -94,15 +102,8 @@ def desired_state(cluster: Cluster, state: ClusterSyncState, at: datetime | None
     _, _, rows = rendering.render_node_thresholds(cluster, at)
     annotations = {row.node: row.value for row in rows}
 
-    policies = NodeMetricCollectPolicy.objects.filter(cluster=cluster)
-    default = policies.filter(is_default=True).first()
-    collect_cluster: dict[str, int | None] = {}
-    if default is not None:
-        collect_cluster = collect_policy(
-            default.report_interval_seconds, default.aggregate_duration_seconds
-        )
-    elif state.owns_collect_fields:
-        collect_cluster = collect_policy(None, None)  # remove what schedboard wrote
+    writes = _cluster_collect_fields(cluster)
+    collect_cluster = _collect_changes(writes, owned(state).collect_fields)
     content = rendering.colocation_config(cluster)
     node_configs = [
         {key: value for key, value in entry.items() if value is not None}
@@ -115,6 +116,22 @@ def desired_state(cluster: Cluster, state: ClusterSyncState, at: datetime | None
         collect_cluster=collect_cluster,
         node_configs=node_configs,
         manage_slo=manage_slo,
-        owns_collect_fields=default is not None,
+        collect_fields=frozenset(writes),
         active_windows=active_windows(cluster, at),
     )
+
+
+def _cluster_collect_fields(cluster: Cluster) -> dict[str, int]:
+    """The cluster-wide collect fields the default collect policy sets (none: no policy)."""
+    default = NodeMetricCollectPolicy.objects.filter(cluster=cluster, is_default=True).first()
+    if default is None:
+        return {}
+    fields = collect_policy(default.report_interval_seconds, default.aggregate_duration_seconds)
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def _collect_changes(writes: dict[str, int], owned: frozenset[str]) -> dict[str, int | None]:
+    """What to set in colocation-config: the policy's fields, and None (remove) for a field
+    schedboard wrote before that the policy no longer sets. A field it never wrote is its
+    owner's (Koordinator's defaults, another tool, a person) and is left exactly as found."""
+    return {**dict.fromkeys(sorted(owned - writes.keys())), **writes}

@@ -83,18 +83,6 @@ def annotation(admin: Connection, name: str, key: str = KEY) -> str | None:
     return (node["metadata"].get("annotations") or {}).get(key)
 
 
-def push_now(cluster: Cluster, run_on_commit: Any) -> SyncJob:
-    with run_on_commit():
-        job = sync_services.push(cluster)
-    job.refresh_from_db()
-    return job
-
-
-@pytest.fixture
-def run_on_commit(celery_eager: None, django_capture_on_commit_callbacks: Any) -> Any:
-    return lambda: django_capture_on_commit_callbacks(execute=True)
-
-
 @pytest.mark.django_db
 def test_500s_and_timeouts_are_retried_and_the_job_succeeds(
     cluster: Cluster,
@@ -102,14 +90,14 @@ def test_500s_and_timeouts_are_retried_and_the_job_succeeds(
     admin: Connection,
     scratch_nodes: Callable[..., list[str]],
     quick: None,
-    run_on_commit: Any,
+    push_now: Any,
 ) -> None:
     nodes = scratch_nodes(2)
     thresholds_on(cluster, nodes)
     proxy.fail(2, 500, matching("GET", "/api/v1/nodes"))
     proxy.slow_answer(1, 1.0, matching("PATCH", nodes[0]))  # lands, but the answer times out
     proxy.fail(1, 503, matching("PATCH", nodes[1]))
-    job = push_now(cluster, run_on_commit)
+    job = push_now(cluster)
     assert job.status == "succeeded", job.log
     assert job.attempts == 1
     assert all(annotation(admin, n) == WANT for n in nodes)
@@ -125,13 +113,13 @@ def test_when_the_gateway_gives_up_the_job_is_retried_with_backoff(
     admin: Connection,
     scratch_nodes: Callable[..., list[str]],
     quick: None,
-    run_on_commit: Any,
+    push_now: Any,
 ) -> None:
     nodes = scratch_nodes(2)
     thresholds_on(cluster, nodes)
     proxy.fail(3, 500, matching("PATCH", nodes[1]))  # more than the gateway's 3 attempts
     with pytest.raises(Retry) as info:  # eager: the retry surfaces instead of being queued
-        push_now(cluster, run_on_commit)
+        push_now(cluster)
     assert 0 < float(info.value.when) <= jobs.BACKOFF_CAP  # type: ignore[arg-type]
     job = SyncJob.objects.get(cluster=cluster)
     assert job.status == "queued" and "HTTP 500" in job.error
@@ -157,12 +145,12 @@ def test_a_permanent_error_fails_fast_with_the_api_message(
     admin: Connection,
     scratch_nodes: Callable[..., list[str]],
     quick: None,
-    run_on_commit: Any,
+    push_now: Any,
 ) -> None:
     nodes = scratch_nodes(1)
     thresholds_on(cluster, nodes)
     proxy.fail(1, 403, matching("PATCH", nodes[0]))
-    job = push_now(cluster, run_on_commit)
+    job = push_now(cluster)
     assert job.status == "failed" and job.attempts == 1
     assert "HTTP 403" in job.error and "injected fault 403" in job.error
     state = ClusterSyncState.objects.get(cluster=cluster)
@@ -178,7 +166,7 @@ def test_a_concurrent_writer_conflict_is_re_read_and_its_change_kept(
     admin: Connection,
     scratch_nodes: Callable[..., list[str]],
     quick: None,
-    run_on_commit: Any,
+    push_now: Any,
 ) -> None:
     nodes = scratch_nodes(1)
     thresholds_on(cluster, nodes)
@@ -192,7 +180,7 @@ def test_a_concurrent_writer_conflict_is_re_read_and_its_change_kept(
         )
 
     proxy.before(other_writer, matching("PATCH", nodes[0]))
-    job = push_now(cluster, run_on_commit)
+    job = push_now(cluster)
     assert job.status == "succeeded", job.log
     patches = proxy.outcomes("PATCH", nodes[0])
     assert patches[0] == "forwarded 409" and patches[-1] == "forwarded 200"

@@ -33,12 +33,6 @@ THRESHOLDS = policies.NodeThresholdPolicyService()
 
 
 @pytest.fixture
-def run_on_commit(celery_eager: None, django_capture_on_commit_callbacks: Any) -> Any:
-    """``with run_on_commit(): ...``: the push a request queues runs, eagerly, on commit."""
-    return lambda: django_capture_on_commit_callbacks(execute=True)
-
-
-@pytest.fixture
 def policy(demo_snapshot: ClusterSnapshot) -> NodeThresholdPolicy:
     return unpushed_policies(demo_snapshot.cluster, ["general-a-0003", "general-a-0006"])
 

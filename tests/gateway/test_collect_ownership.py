@@ -1,0 +1,95 @@
+"""A push changes only the colocation-config collect fields its policy sets, against the real
+kube-apiserver: a field schedboard never wrote (Koordinator's aggregate duration, say) stays
+exactly as found; one it wrote and no longer sets is removed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from policy.gateway.connection import Connection
+from policy.models import Cluster, ClusterSyncState, NodeMetricCollectPolicy
+from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces
+
+NAMESPACE = "koordinator-system"
+KEY = "colocation-config"
+
+
+def colocation(admin: Connection, name: str) -> dict[str, Any]:
+    configmap = admin.request("GET", f"/api/v1/namespaces/{NAMESPACE}/configmaps/{name}")
+    value: dict[str, Any] = json.loads(configmap["data"][KEY])
+    return value
+
+
+@pytest.fixture
+def cluster(kube: KubeServer, admin: Connection, unique: Callable[[str], str]) -> Cluster:
+    """A cluster whose slo-controller-config has an aggregate duration nobody here wrote."""
+    ensure_namespaces(admin, [NAMESPACE])
+    name = unique("slo")
+    found = {
+        "enable": True,
+        "metricAggregateDurationSeconds": 300,
+        "cpuReclaimThresholdPercent": 60,
+    }
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "data": {KEY: json.dumps(found)},
+    }
+    create(admin, configmap)
+    return Cluster.objects.create(
+        name=unique("collect"),
+        kind="kubeconfig",
+        kubeconfig_path=str(kube.kubeconfig),
+        kubeconfig_context="admin",
+        slo_config_namespace=NAMESPACE,
+        slo_config_name=name,
+    )
+
+
+@pytest.mark.django_db
+def test_a_push_changes_only_the_collect_fields_its_policy_sets(
+    cluster: Cluster, admin: Connection, push_now: Callable[[Cluster], Any]
+) -> None:
+    policy = NodeMetricCollectPolicy.objects.create(
+        cluster=cluster, name="default", is_default=True, report_interval_seconds=25
+    )
+    job = push_now(cluster)
+    assert job.status == "succeeded", job.log
+    assert [(c["field"], c["action"]) for c in job.changes] == [(f"data[{KEY}]", "update")]
+    assert colocation(admin, cluster.slo_config_name) == {
+        "enable": True,
+        "metricAggregateDurationSeconds": 300,  # not the policy's: kept
+        "cpuReclaimThresholdPercent": 60,
+        "metricReportIntervalSeconds": 25,
+    }
+    state = ClusterSyncState.objects.get(cluster=cluster)
+    assert state.owned_collect_fields == ["metricReportIntervalSeconds"]
+
+    # The policy moves to the aggregate duration: the interval it wrote goes, the duration
+    # is now its own.
+    policy.report_interval_seconds = None
+    policy.aggregate_duration_seconds = 600
+    policy.save()
+    assert push_now(cluster).status == "succeeded"
+    assert colocation(admin, cluster.slo_config_name) == {
+        "enable": True,
+        "metricAggregateDurationSeconds": 600,
+        "cpuReclaimThresholdPercent": 60,
+    }
+
+    # No policy any more: what schedboard wrote is removed, nothing else; then nothing to do.
+    policy.delete()
+    assert push_now(cluster).status == "succeeded"
+    assert colocation(admin, cluster.slo_config_name) == {
+        "enable": True,
+        "cpuReclaimThresholdPercent": 60,
+    }
+    state.refresh_from_db()
+    assert state.owned_collect_fields == []
+    again = push_now(cluster)
+    assert again.status == "succeeded" and again.changes == []
