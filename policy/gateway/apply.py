@@ -8,7 +8,9 @@ cluster gives an empty plan, and applying it writes nothing, so pushes are idemp
 Every write carries the resourceVersion read when planning (an update with a precondition,
 or a create), so a concurrent writer's change is never overwritten: the write fails with a
 409, and the apply re-reads the object, re-plans it and writes again, keeping the other
-writer's change. What schedboard writes is narrow:
+writer's change. If that writer changed a field schedboard is writing, the apply stops
+instead (:class:`~policy.gateway.errors.ConcurrentEdit`): nobody confirmed writing over it.
+What schedboard writes is narrow:
 
 - a ConfigMap key (the KubeSchedulerConfiguration): other keys are left as they are;
 - one node annotation, and only on nodes schedboard owns (wrote before) or where it is absent;
@@ -34,7 +36,13 @@ from typing import Any
 
 from policy.gateway import desired as desired_state
 from policy.gateway.connection import MERGE_PATCH, Connection, Json, path_segment
-from policy.gateway.errors import ApplyError, GatewayError, NotFoundError, PermanentError
+from policy.gateway.errors import (
+    ApplyError,
+    ConcurrentEdit,
+    GatewayError,
+    NotFoundError,
+    PermanentError,
+)
 from policy.gateway.readback import NODES, list_objects
 from policy.gateway.retry import on_conflict
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
@@ -238,17 +246,49 @@ def apply_configmap_key(
     def replan() -> Plan:
         return plan_configmap_key(conn, namespace, name, key, value)
 
+    def now() -> str | None:
+        return _data(read_configmap(conn, namespace, name)).get(key)
+
     first = plan if plan is not None else replan()
-    return _apply_single(conn, first, replan, lambda c: _write_configmap_key(conn, c, key))
+    write = lambda c: _write_configmap_key(conn, c, key)  # noqa: E731
+    return _apply_single(first, replan, write, now, _whole_text)
+
+
+Fields = Callable[[str | None], dict[str, Any]]
+
+
+def _whole_text(text: str | None) -> dict[str, Any]:
+    """A value schedboard writes whole (the scheduler configuration): one field."""
+    return {"": text}
+
+
+def concurrent_edit(change: Change, now: str | None, fields: Fields) -> ConcurrentEdit | None:
+    """The conflict, if another client changed a field ``change`` writes since it was planned.
+
+    ``fields`` splits a value into the fields schedboard may write; those whose value differs
+    between ``before`` and ``after`` are the change's. One that now holds neither its planned
+    value nor ours was written by someone else: writing on would put ours over theirs
+    unconfirmed. (Holding ours is no conflict: an earlier attempt of ours may have landed.)
+    Changes to the other fields are someone else's business and are kept by the re-plan.
+    """
+    before, after, current = fields(change.before), fields(change.after), fields(now)
+    for path in sorted(set(before) | set(after)):
+        planned, ours = before.get(path), after.get(path)
+        if planned != ours and current.get(path) not in (planned, ours):
+            where = f"{change.object_ref} {change.field}" + (f" {path}" if path else "")
+            return ConcurrentEdit(where, planned, current.get(path), ours)
+    return None
 
 
 def _apply_single(
-    conn: Connection,
     plan: Plan,
     replan: Callable[[], Plan],
     write: Callable[[Change], None],
+    now: Callable[[], str | None],
+    fields: Fields,
 ) -> ApplyResult:
-    """Write a one-object plan; on a conflict re-read, re-plan and write again.
+    """Write a one-object plan; on a conflict re-read, re-plan and write again, unless the
+    conflicting writer changed a field the plan writes (:func:`concurrent_edit`).
 
     A re-plan that comes out empty means the cluster already holds what was being written
     (perhaps our own earlier attempt landed although its answer was lost): the attempted
@@ -262,6 +302,9 @@ def _apply_single(
                 write(change)
             except GatewayError as exc:
                 if exc.status == 409:
+                    conflict = concurrent_edit(change, now(), fields)
+                    if conflict is not None:
+                        raise conflict from None
                     state["attempted"] = state["plan"] or state["attempted"]
                     state["plan"] = replan()
                 raise
@@ -436,9 +479,15 @@ def _replan_node(
     state: dict[str, Any],
 ) -> None:
     """After a conflict: the node's fresh change, or, if none is needed, the final outcome
-    (the attempted change if the node now holds exactly its value)."""
+    (the attempted change if the node now holds exactly its value). :class:`ConcurrentEdit`
+    when someone else changed the annotation itself meanwhile."""
     name = attempted.name
     node = _read_node(conn, name)
+    if node is not None:
+        now = (node["metadata"].get("annotations") or {}).get(annotation)
+        conflict = concurrent_edit(attempted, now, _whole_text)
+        if conflict is not None:
+            raise conflict
     fresh, _, owns = _node_change(node, name, desired.get(name), name in owned, annotation)
     state["change"] = fresh
     if fresh is None:
@@ -506,6 +555,22 @@ def merge_colocation(
 
 
 _NODE_CONFIG_FIELDS = ("nodeSelector", *desired_state.COLLECT_FIELDS)
+
+
+def colocation_fields(text: str | None) -> dict[str, Any]:
+    """The fields of a ``colocation-config`` a collect policy may write: the cluster-wide
+    collect fields and each named ``nodeConfigs`` entry's (the whole text if it is unreadable)."""
+    try:
+        config = _parse_colocation(text)
+    except PermanentError:
+        return _whole_text(text)
+    fields: dict[str, Any] = {key: config.get(key) for key in desired_state.COLLECT_FIELDS}
+    entries = config.get("nodeConfigs")
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            for key in _NODE_CONFIG_FIELDS:
+                fields[f"nodeConfigs[{entry['name']}].{key}"] = entry.get(key)
+    return fields
 
 
 def _merge_node_configs(
@@ -620,8 +685,12 @@ def apply_slo_colocation(
     def replan() -> Plan:
         return plan_slo_colocation(conn, cluster, node_configs, owned, target=target)
 
+    def now() -> str | None:
+        return _data(read_configmap(conn, target.namespace, target.name)).get(target.key)
+
     first = plan if plan is not None else replan()
-    result = _apply_single(conn, first, replan, lambda c: _write_configmap_key(conn, c, target.key))
+    write = lambda c: _write_configmap_key(conn, c, target.key)  # noqa: E731
+    result = _apply_single(first, replan, write, now, colocation_fields)
     if result.owned is None:
         result.owned = frozenset(owned)
     return result

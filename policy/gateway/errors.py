@@ -15,6 +15,7 @@ Every message is redacted: no token, password or key reaches a log, the UI or th
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -51,6 +52,26 @@ class TransientError(GatewayError):
 
 class PermanentError(GatewayError):
     """The API server refused the request for a reason retrying cannot fix."""
+
+
+class ConcurrentEdit(PermanentError):
+    """Another client changed a field this push writes between its plan and its write.
+
+    Writing anyway would put a value over theirs that nobody confirmed, so the write stops;
+    the message shows the planned value, theirs and ours, and a new plan shows the change.
+    """
+
+    def __init__(self, where: str, planned: object, now: object, ours: object) -> None:
+        super().__init__(
+            f"{where} was changed by another client during the push: planned from "
+            f"{_shown(planned)}, it is now {_shown(now)}; schedboard did not write "
+            f"{_shown(ours)} over it. Review the new plan.",
+            status=409,
+        )
+
+
+def _shown(value: object) -> str:
+    return "absent" if value is None else json.dumps(value) if not isinstance(value, str) else value
 
 
 class NotFoundError(PermanentError):

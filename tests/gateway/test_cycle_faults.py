@@ -188,6 +188,35 @@ def test_a_concurrent_writer_conflict_is_re_read_and_its_change_kept(
     assert annotation(admin, nodes[0], "example.com/owner") == "team-a"
 
 
+@pytest.mark.django_db
+def test_a_concurrent_edit_of_a_field_the_push_writes_fails_the_job_showing_it(
+    cluster: Cluster,
+    proxy: FaultProxy,
+    admin: Connection,
+    scratch_nodes: Callable[..., list[str]],
+    quick: None,
+    push_now: Any,
+) -> None:
+    """Someone sets the threshold on the node between the reviewed plan and the write: the
+    push writes nothing over it and fails, naming the node, their value and ours."""
+    [node] = scratch_nodes(1)
+    thresholds_on(cluster, [node])
+    theirs = '{"usageThresholds":{"cpu":91}}'
+
+    def other_writer() -> None:
+        body = {"metadata": {"annotations": {KEY: theirs}}}
+        admin.request("PATCH", f"/api/v1/nodes/{node}", body=body, content_type=MERGE_PATCH)
+
+    proxy.before(other_writer, matching("PATCH", node))
+    job = push_now(cluster)
+    assert job.status == "failed" and job.attempts == 1, job.log
+    assert f"Node/{node} metadata.annotations[{KEY}] was changed by another client" in job.error
+    assert theirs in job.error and WANT in job.error and "Review the new plan" in job.error
+    assert annotation(admin, node) == theirs
+    state = ClusterSyncState.objects.get(cluster=cluster)
+    assert state.last_push is None and state.owned_nodes == []
+
+
 @pytest.fixture
 def blocked() -> Iterator[tuple[threading.Event, threading.Event]]:
     reached, release = threading.Event(), threading.Event()
