@@ -18,7 +18,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.utils.deconstruct import deconstructible
 
-from scoring.config.k8s_names import is_dns1123_subdomain
+from scoring.config.k8s_names import is_dns1123_subdomain, is_label_key
 from scoring.goint import fits_int64
 from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
 from scoring.selectors import SelectorError, describe_error, parse_label_selector
@@ -143,6 +143,8 @@ def resource_map_validator(value: Any) -> None:
             shown = json.dumps(name)[:40] if isinstance(name, str) else repr(name)
             raise ValidationError(f"{shown}: resource names are 1-253 characters.")
         _check_string(name, name)
+        if problems := is_label_key(name):  # validation.IsQualifiedName, as ResourceNames are
+            raise ValidationError(f"{name}: not a resource name: {problems[0]}")
         if isinstance(number, bool) or not isinstance(number, int):
             raise ValidationError(f"{name}: must be an integer, not {json.dumps(number)}.")
         if not fits_int64(number):

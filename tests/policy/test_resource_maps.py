@@ -21,6 +21,8 @@ BAD: dict[str, Any] = {
     "an empty name": {"": 1},
     "a long name": {"x" * 254: 1},
     "a NUL in a name": {"c\x00pu": 1},
+    "not a resource name": {"cpu memory": 1},
+    "a bad prefix": {"Example.com/gpu": 1},
     "too many": {f"example.com/r{i}": 1 for i in range(65)},
 }
 
@@ -52,7 +54,10 @@ def test_every_entry_point_refuses_with_the_same_message(value: dict[str, Any]) 
         assert api_error(value) == expected
 
 
-@pytest.mark.parametrize("value", [{}, {"cpu": 65, "memory": 95}, {"nvidia.com/gpu": 0}])
+@pytest.mark.parametrize(
+    "value",
+    [{}, {"cpu": 65, "memory": 95}, {"nvidia.com/gpu": 0}, {"kubernetes.io/batch-cpu": 1}],
+)
 def test_good_maps_pass_everywhere(value: dict[str, int]) -> None:
     resource_map_validator(value)
     assert ApiField().to_internal_value(value) == value
