@@ -105,6 +105,12 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # An unreachable or hanging server fails a request in seconds instead of holding a worker
+    # until the kernel gives up on the TCP connection.
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env_int(
+        "DATABASE_CONNECT_TIMEOUT", 5, minimum=1
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth ---------------------------------------------------------------------------------
@@ -230,6 +236,8 @@ CELERY_BEAT_SCHEDULE = {
 
 SNAPSHOT_RETENTION = env_int("SNAPSHOT_RETENTION", 20, minimum=1)
 BROKER_CHECK_TIMEOUT = 2.0
+# /readyz gives the database this long to answer SELECT 1 before reporting it unavailable.
+DATABASE_CHECK_TIMEOUT = 3.0
 # From this many nodes, a dashboard whose newest snapshot is not prepared yet shows the previous
 # one while the newest is built in the background (per web process).
 DASHBOARD_BACKGROUND_BUILD_NODES = env_int("DASHBOARD_BACKGROUND_BUILD_NODES", 1000, minimum=1)

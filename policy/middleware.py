@@ -30,8 +30,15 @@ class LoginRequiredMiddleware(DjangoLoginRequired):
         view_args: tuple[Any, ...],
         view_kwargs: dict[str, Any],
     ) -> HttpResponseBase | None:
-        if _is_api_html_page(view_func) and not request.user.is_authenticated:
-            return self.handle_no_permission(request, view_func)
+        if _is_api_html_page(view_func):
+            if not request.user.is_authenticated:
+                return self.handle_no_permission(request, view_func)
+            return None
+        if not getattr(view_func, "login_required", True):
+            # Exempt views (the health probes above all) must not load the session: Django's
+            # check reads request.user first, and with a session cookie that is a database
+            # query, so a probe would fail with the database instead of reporting on it.
+            return None
         return super().process_view(request, view_func, view_args, view_kwargs)
 
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -48,10 +53,14 @@ def test_readyz_fails_when_the_broker_is_unreachable(client: Client, settings: A
 def test_readyz_fails_when_the_database_is_down(
     client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def refuse() -> None:
-        raise OperationalError("connection refused")
+    class Refusing:
+        def cursor(self) -> None:
+            raise OperationalError("connection refused")
 
-    monkeypatch.setattr(health.connection, "cursor", refuse)
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(health, "connection", Refusing())
     response = client.get("/readyz")
     assert response.status_code == 503
     assert response.json()["checks"]["database"] == "error: OperationalError"
@@ -61,3 +70,47 @@ def test_readyz_fails_when_the_database_is_down(
 def test_probes_reject_writes(client: Client) -> None:
     assert client.post("/healthz").status_code == 405
     assert client.post("/readyz").status_code == 405
+
+
+PROBE = """
+import json, os, time
+import django
+django.setup()
+from django.test import Client
+client = Client()
+client.cookies["sessionid"] = "a-session-the-database-would-be-asked-about"
+started = time.monotonic()
+ready = client.get("/readyz")
+alive = client.get("/healthz")
+print(json.dumps([ready.status_code, ready.json(), alive.status_code, time.monotonic() - started]))
+"""
+
+
+def test_a_hanging_database_makes_readyz_answer_503_in_seconds() -> None:
+    """A server that accepts connections and never answers (a hung PostgreSQL): /readyz says
+    so within its timeouts, and /healthz, which needs no database, still says ok."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": f"postgres://postgres@127.0.0.1:{port}/hung",
+            "DATABASE_CONNECT_TIMEOUT": "2",
+            "CELERY_BROKER_URL": "",
+            "ALLOWED_HOSTS": "testserver",
+        }
+        result = subprocess.run(
+            [sys.executable, "-c", PROBE],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert result.returncode == 0, result.stderr[-2000:]
+    status, body, alive, seconds = json.loads(result.stdout.strip().splitlines()[-1])
+    assert status == 503 and body["checks"]["database"].startswith("error")
+    assert alive == 200
+    assert seconds < 10
