@@ -15,13 +15,17 @@ from typing import Any
 
 import yaml
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from policy.choices import DecisionOutcome, DecisionSource
 from policy.engine import document_digest, engine_for, snapshot_for
 from policy.models import Cluster, ClusterSnapshot, PlacementDecision, SchedulerConfiguration
+from policy.validators import dns1123_label_validator, validate_json_value
+from scoring.config.k8s_names import is_dns1123_subdomain
 from scoring.decision import Decision
 from scoring.errors import ConfigurationInvalid, InputError
+from scoring.inputs import load_yaml
 from scoring.objects import parse_pod
 
 
@@ -44,12 +48,41 @@ def pod_manifest(data: Any) -> dict[str, Any]:
         if len(data) > MAX_POD_TEXT:
             raise EvaluationError("pod", f"longer than {MAX_POD_TEXT} characters")
         try:
-            data = yaml.safe_load(data)
+            data = load_yaml(data, source="pod")
         except yaml.YAMLError as exc:
             raise EvaluationError("pod", f"not valid YAML or JSON: {exc}") from None
+        except InputError as exc:
+            raise EvaluationError("pod", str(exc)) from None
     if not isinstance(data, dict) or data.get("kind", "Pod") != "Pod":
         raise EvaluationError("pod", "expected a v1 Pod object (kind: Pod)")
+    _check_storable(data)
+    _check_names(data.get("metadata"))
     return data
+
+
+def _check_storable(data: dict[str, Any]) -> None:
+    """The manifest is stored with the decision: no NUL, lone surrogate, or oversized value."""
+    try:
+        validate_json_value(data, max_bytes=MAX_POD_TEXT)
+    except ValidationError as exc:
+        raise EvaluationError("pod", "; ".join(exc.messages)) from None
+
+
+def _check_names(metadata: Any) -> None:
+    """metadata.name and namespace as the API server validates them (``ValidateObjectMeta``)."""
+    if not isinstance(metadata, dict):
+        return  # the engine's parser names what is missing
+    name, namespace = metadata.get("name"), metadata.get("namespace")
+    if isinstance(name, str) and (problems := is_dns1123_subdomain(name)):
+        raise EvaluationError("pod", f"metadata.name: Invalid value: {name!r}: {problems[0]}")
+    if isinstance(namespace, str) and namespace:
+        try:
+            dns1123_label_validator(namespace)
+        except ValidationError as exc:
+            detail = exc.messages[0]
+            raise EvaluationError(
+                "pod", f"metadata.namespace: Invalid value: {namespace!r}: {detail}"
+            ) from None
 
 
 @dataclass(frozen=True)

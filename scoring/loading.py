@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from scoring.errors import InputError
+from scoring.inputs import load_json, load_yaml_all
 
 
 def read_text(path: str) -> str:
@@ -32,11 +33,11 @@ def parse_documents(text: str, source: str) -> list[Any]:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
-            return [json.loads(text)]
+            return [load_json(text, source=source)]
         except json.JSONDecodeError:
             pass  # YAML flow style is a superset; let YAML report the error
     try:
-        return [doc for doc in yaml.safe_load_all(text) if doc is not None]
+        return [doc for doc in load_yaml_all(text, source=source) if doc is not None]
     except yaml.YAMLError as exc:
         raise InputError(f"{source}: not valid JSON or YAML: {exc}") from None
 

@@ -16,7 +16,8 @@ from typing import Any
 
 from scoring import podresources
 from scoring.errors import InputError
-from scoring.quantity import QuantityError, parse_nanos
+from scoring.goint import INT64_MAX, fits_int64
+from scoring.quantity import QuantityError, parse_nanos, scheduler_amount
 from scoring.timeutil import parse_time
 
 ResourceList = dict[str, int]  # exact quantities in nano-units (see quantity.parse_nanos)
@@ -53,13 +54,29 @@ def _list(obj: Mapping[str, Any], value: Any, path: str) -> list[Any]:
 
 
 def parse_resource_list(obj: Mapping[str, Any], value: Any, path: str) -> ResourceList:
-    """Parse a ``ResourceList`` (name → quantity), naming the field on a bad quantity."""
+    """Parse a ``ResourceList`` (name → quantity), naming the field on a bad quantity.
+
+    As the API server validates them (``ValidateResourceQuantityValue``), amounts are never
+    negative; and each must fit the int64 the scheduler counts it in (millicores for cpu,
+    whole units otherwise), or no sum over it means anything.
+    """
     out: ResourceList = {}
     for name, raw in _mapping(obj, value, path).items():
         try:
-            out[str(name)] = parse_nanos(raw)
+            nanos = parse_nanos(raw)
         except QuantityError as exc:
             raise ObjectError(f"{_describe(obj)}: {path}.{name}: {exc}") from None
+        if nanos < 0:
+            raise ObjectError(
+                f"{_describe(obj)}: {path}.{name}: must be greater than or equal to 0"
+            )
+        if not fits_int64(scheduler_amount(str(name), nanos)):
+            unit = "millicores" if name == "cpu" else "units"
+            raise ObjectError(
+                f"{_describe(obj)}: {path}.{name}: {raw} is more than the scheduler can count "
+                f"({INT64_MAX} {unit})"
+            )
+        out[str(name)] = nanos
     return out
 
 

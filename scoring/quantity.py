@@ -113,6 +113,11 @@ def nanos_milli_value(nanos: int) -> int:
     return _ceil_div_away(nanos, 10**6)
 
 
+def scheduler_amount(name: str, nanos: int) -> int:
+    """What the scheduler counts of a nano-unit amount: millicores for cpu, ``Value()`` else."""
+    return nanos_milli_value(nanos) if name == "cpu" else nanos_value(nanos)
+
+
 def value(quantity: Fraction) -> int:
     """``Quantity.Value()``: whole units, rounded up."""
     return _ceil_away(quantity)

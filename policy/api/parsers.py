@@ -1,7 +1,9 @@
-"""A JSON parser that never reads more than ``DATA_UPLOAD_MAX_MEMORY_SIZE`` bytes.
+"""A JSON parser that never reads more than ``DATA_UPLOAD_MAX_MEMORY_SIZE`` bytes and reads
+with the shared input limits (:mod:`scoring.inputs`).
 
 DRF's parsers read the request stream directly, past Django's body-size check; a body sent
-without a Content-Length (chunked) would otherwise be read whole.
+without a Content-Length (chunked) would otherwise be read whole. Deeply nested JSON would
+exhaust the parser's recursion (a 500); it is a 400 naming the limit instead.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from typing import IO, Any
 
 from django.conf import settings
 from rest_framework import exceptions, parsers, status
+
+from scoring.inputs import load_json
 
 
 class RequestTooLarge(exceptions.APIException):
@@ -33,4 +37,14 @@ class JSONParser(parsers.JSONParser):
             if len(body) > limit:
                 raise RequestTooLarge(f"The request body may not exceed {limit} bytes.")
             stream = io.BytesIO(body)
-        return super().parse(stream, media_type, parser_context)
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
+        try:
+            text = stream.read().decode(encoding) if stream is not None else ""
+            return load_json(text, source="request body", parse_constant=_no_constants)
+        except ValueError as exc:  # InputLimitError and UnicodeDecodeError are ValueErrors
+            raise exceptions.ParseError(f"JSON parse error - {exc}") from None
+
+
+def _no_constants(name: str) -> Any:
+    """NaN and Infinity are not JSON (DRF's strict mode)."""
+    raise ValueError(f"Out of range float values are not JSON compliant: {name!r}")

@@ -55,6 +55,7 @@ from policy.models import (
     SchedulerProfile,
 )
 from policy.models.base import VersionedModel
+from policy.params import in_range
 from policy.roles import CanEditPolicy, CanPushPolicy, IsViewer
 from policy.services import changes, policies, rendering
 from policy.services.changes import ChangeContext
@@ -87,7 +88,7 @@ def parse_at(request: Request) -> datetime | None:
         value = parse_datetime(raw)
     except ValueError:
         value = None
-    if value is None or value.tzinfo is None:
+    if value is None or value.tzinfo is None or not in_range(value):
         raise exceptions.ValidationError(
             {"at": ["Must be an ISO 8601 date-time with a UTC offset, e.g. 2026-11-01T23:00Z."]}
         )

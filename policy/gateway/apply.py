@@ -45,6 +45,7 @@ from policy.gateway.errors import (
 )
 from policy.gateway.readback import NODES, list_objects
 from policy.gateway.retry import on_conflict
+from scoring.inputs import load_json
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
 logger = logging.getLogger(__name__)
@@ -107,8 +108,8 @@ def _readable(text: str | None) -> list[str]:
     if text is None:
         return []
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = load_json(text)
+    except ValueError:  # InputLimitError is one too
         value = None
     if isinstance(value, dict | list):
         text = json.dumps(value, indent=2, sort_keys=True)
@@ -504,8 +505,8 @@ def _parse_colocation(text: str | None) -> dict[str, Any]:
     if not text or not text.strip():
         return {}
     try:
-        value = json.loads(text)
-    except ValueError as exc:
+        value = load_json(text, source=COLOCATION_KEY)
+    except ValueError as exc:  # InputLimitError is one too
         raise PermanentError(
             f"{COLOCATION_KEY} is not valid JSON ({exc}); schedboard will not overwrite it"
         ) from None

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from policy.params import parse_count
 from policy.ui.charts import Bin
 from policy.ui.loadaware import RESOURCES, NodeLoad
 
@@ -49,9 +50,10 @@ class Band:
         """``"cpu:60-70"`` or ``"memory:100-"``; None when malformed."""
         resource, _, span = text.partition(":")
         low, _, high = span.partition("-")
-        if resource not in RESOURCES or not low.isdigit() or (high and not high.isdigit()):
+        lowest, highest = parse_count(low), parse_count(high) if high else None
+        if resource not in RESOURCES or lowest is None or (high and highest is None):
             return None
-        return cls(resource, int(low), int(high) if high else None)
+        return cls(resource, lowest, highest)
 
     def __str__(self) -> str:
         return f"{self.resource}:{self.low}-{'' if self.high is None else self.high}"

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET
 
 from policy.choices import DecisionOutcome, Role
 from policy.models import Cluster, PlacementDecision
+from policy.params import parse_id
 from policy.roles import can_edit_policy, role_required
 from policy.services import sync_status
 from policy.snapshots import summarize
@@ -38,10 +39,8 @@ TREND_DAYS = 14
 
 
 def _page_size(request: HttpRequest) -> int:
-    wanted = request.GET.get("per_page", "")
-    return (
-        int(wanted) if wanted.isdigit() and int(wanted) in board.PAGE_SIZES else DEFAULT_PAGE_SIZE
-    )
+    wanted = parse_id(request.GET.get("per_page"))
+    return wanted if wanted in board.PAGE_SIZES else DEFAULT_PAGE_SIZE
 
 
 def _href(request: HttpRequest, **changes: str | None) -> str:

@@ -18,6 +18,7 @@ from policy.api.decisions import DecisionFilterSet
 from policy.choices import DecisionSource, Role
 from policy.engine import engine_for
 from policy.models import Cluster, PlacementDecision
+from policy.params import parse_id
 from policy.roles import role_required
 from policy.ui.decision import TOP_RANKED, decision_view, node_entry
 from policy.ui.explain import (
@@ -82,7 +83,7 @@ def evaluate(request: HttpRequest) -> HttpResponse:
         else selected_cluster(request, clusters)
     )
     configuration = data.get("configuration")
-    config_id = int(configuration) if configuration and configuration.isdigit() else None
+    config_id = parse_id(configuration)
     pending, manifests = _pending(cluster) if cluster else ([], {})
     form_kwargs: dict[str, Any] = {
         "configurations": _configurations(cluster) if cluster else [],

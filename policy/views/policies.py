@@ -33,6 +33,7 @@ from policy.models import (
     SchedulerProfile,
 )
 from policy.models.base import VersionedModel
+from policy.params import parse_id
 from policy.roles import can_edit_policy, role_required
 from policy.services import policies, rendering, sync_status
 from policy.services.changes import ChangeContext, history
@@ -345,10 +346,10 @@ def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
 def policy_create(request: HttpRequest, kind: str) -> HttpResponse:
     _require_editor(request)
     editor = _editor(kind)
-    raw = request.POST.get("parent") or request.GET.get("parent") or ""
-    if not raw.isdigit():
+    parent_id = parse_id(request.POST.get("parent") or request.GET.get("parent"))
+    if parent_id is None:
         raise Http404(f"Give the {editor.parent_field} (?parent=<id>).")
-    parent = get_object_or_404(editor.parent_model, pk=int(raw))
+    parent = get_object_or_404(editor.parent_model, pk=parent_id)
     return _edit(request, editor, None, parent)
 
 
@@ -465,8 +466,7 @@ def policy_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     }
     status = 200
     ctx = ChangeContext.from_request(request, ui=True)
-    posted = request.POST.get("version", "")
-    expected = int(posted) if posted.isdigit() else obj.version
+    expected = parse_id(request.POST.get("version")) or obj.version
 
     def call() -> Any:
         editor.service.delete(obj.pk, ctx, expected_version=expected)
@@ -515,9 +515,9 @@ def policy_revert(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     _require_editor(request)
     editor = _editor(kind)
     obj = _object(editor, pk)
-    target = request.POST.get("target", "")
-    expected = request.POST.get("version", "")
-    if not target.isdigit() or not expected.isdigit():
+    target = parse_id(request.POST.get("target"))
+    expected = parse_id(request.POST.get("version"))
+    if target is None or expected is None:
         messages.error(request, "Pick a version to revert to.")
         return redirect("policy-history", kind, pk)
     try:

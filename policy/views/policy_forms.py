@@ -26,7 +26,9 @@ from policy.models import (
 from policy.ui.policies import loadaware_defaults
 from policy.validators import plugin_config_validator, resource_map_validator
 from scoring.config.schema import PLUGINS_FIELD_ORDER
+from scoring.errors import InputError
 from scoring.goint import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+from scoring.inputs import load_yaml
 from scoring.plugins.loadaware.args import AGGREGATION_TYPES
 
 MAX_TEXT = 256 * 1024
@@ -58,12 +60,14 @@ class YAMLField(forms.CharField):
         if not text or not text.strip():
             return self.empty
         try:
-            data = yaml.safe_load(text)
+            data = load_yaml(text, source="YAML")
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" (line {mark.line + 1})" if mark is not None else ""
             problem = getattr(exc, "problem", exc)
             raise forms.ValidationError(f"Not valid YAML{where}: {problem}") from None
+        except InputError as exc:
+            raise forms.ValidationError(str(exc)) from None
         if data is None:
             return self.empty
         if not isinstance(data, self.shape):

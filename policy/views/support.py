@@ -16,6 +16,7 @@ from policy.caching import BuildCache
 from policy.choices import ClusterKind
 from policy.engine import document_digest, engine_for, snapshot_for, snapshot_key
 from policy.models import Cluster, ClusterSnapshot
+from policy.params import parse_id
 from policy.ui.loadaware import PLUGIN, ClusterLoad, cluster_load, default_plugin
 from scoring.errors import ConfigurationInvalid, InputError
 from scoring.plugins.loadaware import LoadAwareScheduling
@@ -32,9 +33,10 @@ def selected_cluster(request: HttpRequest, clusters: list[Cluster]) -> Cluster |
     """``?cluster=<id>`` (404 if unknown), else the demo cluster, else the first one."""
     wanted = request.GET.get("cluster")
     if wanted:
-        if not wanted.isdigit():
+        cluster_id = parse_id(wanted)
+        if cluster_id is None:
             raise Http404(f"No cluster with id {wanted!r}.")
-        return get_object_or_404(Cluster, pk=int(wanted))
+        return get_object_or_404(Cluster, pk=cluster_id)
     demo = [cluster for cluster in clusters if cluster.kind == ClusterKind.DEMO]
     candidates = demo or clusters
     return candidates[0] if candidates else None
@@ -43,11 +45,10 @@ def selected_cluster(request: HttpRequest, clusters: list[Cluster]) -> Cluster |
 def stored_snapshot(cluster: Cluster, snapshot_id: str | None = None) -> ClusterSnapshot | None:
     """The cluster's snapshot ``snapshot_id`` (404 if not the cluster's), else its newest."""
     if snapshot_id:
-        if not snapshot_id.isdigit():
+        pk = parse_id(snapshot_id)
+        if pk is None:
             raise Http404("No such snapshot.")
-        return get_object_or_404(
-            ClusterSnapshot.snapshots.summaries(), pk=int(snapshot_id), cluster=cluster
-        )
+        return get_object_or_404(ClusterSnapshot.snapshots.summaries(), pk=pk, cluster=cluster)
     return cluster.latest_snapshot()
 
 

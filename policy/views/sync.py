@@ -32,6 +32,7 @@ from policy.models import (
     SyncJobKind,
     SyncJobStatus,
 )
+from policy.params import parse_id
 from policy.roles import can_edit_policy, can_push_policy, role_required
 from policy.services import sync as sync_services
 from policy.services import sync_status
@@ -177,11 +178,11 @@ def cluster_sync_push(request: HttpRequest, pk: int) -> HttpResponse:
     """ "Confirm push": plan again; push only if the changes are the ones the operator read."""
     _require_operator(request)
     cluster = get_object_or_404(Cluster, pk=pk)
-    plan_id = request.POST.get("plan", "")
-    if not (plan_id.isascii() and plan_id.isdigit()):
+    plan_id = parse_id(request.POST.get("plan"))
+    if plan_id is None:
         return HttpResponseBadRequest("plan: the id of the reviewed dry-run is required.")
     try:
-        confirmed = sync_services.confirm_push(cluster, int(plan_id), user=request.user)
+        confirmed = sync_services.confirm_push(cluster, plan_id, user=request.user)
     except sync_services.UnknownPlan as exc:
         return HttpResponseBadRequest(f"plan: {exc}.")
     if confirmed.job is None:

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from policy.choices import ConfigurationSource, Role, WorkloadSource
 from policy.models import Cluster, WhatIfRun
+from policy.params import parse_id
 from policy.roles import can_edit_policy, role_required
 from policy.services import rendering, whatif
 from policy.services.policies import PolicyInvalid
@@ -125,10 +126,8 @@ def whatif_list(request: HttpRequest) -> HttpResponse:
         cluster = form.cleaned_data.get("cluster")
     else:
         cluster = selected_cluster(request, clusters)
-        previous_id = request.GET.get("from", "")
-        previous = (
-            WhatIfRun.objects.filter(pk=int(previous_id)).first() if previous_id.isdigit() else None
-        )
+        previous_id = parse_id(request.GET.get("from"))
+        previous = WhatIfRun.objects.filter(pk=previous_id).first() if previous_id else None
         form = WhatIfForm(initial=_initial(cluster, previous))
     runs = WhatIfRun.objects.select_related("cluster", "requested_by").defer(
         "result", "workload", "baseline", "candidate"

@@ -26,7 +26,6 @@ them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -49,6 +48,7 @@ from scoring.config.plugin_args import IN_TREE_ARGS
 from scoring.config.schema import KUBE_SCHEDULER_CONFIGURATION, Decoder, encode
 from scoring.config.validation import validate_document
 from scoring.errors import ConfigurationInvalid, FieldError, InputError
+from scoring.inputs import load_json, load_yaml
 
 CONFIG_API_VERSION = "kubescheduler.config.k8s.io/v1"
 CONFIG_KIND = "KubeSchedulerConfiguration"
@@ -115,13 +115,13 @@ def parse_text(text: str | bytes, source_name: str = "<config>") -> Any:
             raise InputError(f"{source_name}: not UTF-8 text: {exc}") from None
     if text.lstrip().startswith("{"):
         try:
-            return json.loads(text, object_pairs_hook=_json_object)
+            return load_json(text, source=source_name, object_pairs_hook=_json_object)
         except ValueError as exc:
             if "duplicate field" in str(exc):
                 raise InputError(f"{source_name}: {exc}") from None
             # YAML flow style is a superset of JSON; let YAML report the error.
     try:
-        return yaml.load(text, Loader=_Loader)
+        return load_yaml(text, source=source_name, loader=_Loader)
     except _DuplicateField as exc:
         raise InputError(f"{source_name}: {exc}") from None
     except yaml.YAMLError as exc:

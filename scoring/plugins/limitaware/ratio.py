@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from scoring.config.schema import json_kind
 from scoring.goint import INT32_MAX, INT32_MIN, fits_int64, quo_array
+from scoring.inputs import InputLimitError, load_json
 from scoring.plugins.limitaware.limits import BASE_RESOURCES
 from scoring.plugins.noderesources import is_scalar_resource
 from scoring.snapshot import BoolArray, IntArray, Snapshot
@@ -84,8 +85,8 @@ def parse_annotation(text: str) -> dict[str, IntOrString]:
     Syntax errors carry Python's JSON message, not Go's (wording differs; the code is the same).
     """
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+        data = load_json(text, source=ANNOTATION)
+    except (json.JSONDecodeError, InputLimitError) as exc:
         raise RatioError(f"invalid JSON in {ANNOTATION}: {exc}") from None
     if data is None:
         return {}

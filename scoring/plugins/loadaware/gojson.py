@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scoring.goint import fits_int64
+from scoring.inputs import InputLimitError, load_json
 from scoring.quantity import QuantityError, resource_amount
 
 Pairs = list[tuple[str, Any]]
@@ -41,14 +42,14 @@ def _reject_constant(name: str) -> Any:
 def loads(text: str) -> Any:
     """Parse JSON keeping number literals and duplicate keys; NaN/Infinity are errors, as in Go."""
     try:
-        return json.loads(
+        return load_json(
             text,
             parse_int=Number,
             parse_float=Number,
             parse_constant=_reject_constant,
             object_pairs_hook=Object,
         )
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, InputLimitError) as exc:
         raise GoJSONError(str(exc)) from None
 
 
