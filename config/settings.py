@@ -62,6 +62,7 @@ MIDDLEWARE = [
     "policy.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "policy.middleware.BrokerUnavailableMiddleware",
 ]
 
 if not DEBUG:  # serves collected static files under gunicorn; runserver does it in DEBUG
@@ -200,6 +201,15 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Sending a task when the broker is down fails in about two seconds (a 503 naming the broker;
+# the job's row stays queued and the beat sends it once the broker is back) instead of a
+# request held for Celery's default ~20 s of reconnect attempts.
+_QUICK_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.5}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2}
+CELERY_TASK_PUBLISH_RETRY_POLICY = _QUICK_RETRY
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"retry_policy": _QUICK_RETRY}
 CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_TIMEZONE = TIME_ZONE
 # Every periodic task, in one place. Each entry expires: a run missed while beat or the workers

@@ -10,8 +10,11 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware as DjangoLoginRequired
 from django.http import HttpRequest, HttpResponseBase, JsonResponse
+from django.shortcuts import render
 from rest_framework.renderers import TemplateHTMLRenderer
 from rest_framework.views import APIView
+
+from policy.broker import BrokerUnavailable
 
 
 class LoginRequiredMiddleware(DjangoLoginRequired):
@@ -101,3 +104,21 @@ class RequestSizeLimitMiddleware:
                 status=413,
             )
         return self.get_response(request)
+
+
+class BrokerUnavailableMiddleware:
+    """Pages that queue work answer 503 with the broker's state when it is down (the API's
+    exception handler does the same in JSON); the queued row is kept for the beat."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponseBase | None:
+        if not isinstance(exc, BrokerUnavailable):
+            return None
+        response = render(request, "503.html", {"message": str(exc)}, status=503)
+        response["Retry-After"] = "30"
+        return response

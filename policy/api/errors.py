@@ -22,6 +22,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from policy.broker import BrokerUnavailable
 from policy.services.changes import ChangeContext, record_denied
 from policy.services.policies import LocatedError
 from scoring.errors import (
@@ -149,6 +150,18 @@ def _prefixed(field: str, detail: str) -> str:
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, PolicyValidationError):
         return Response(exc.body, status=exc.status_code)
+    if isinstance(exc, BrokerUnavailable):
+        detail = str(exc)
+        return Response(
+            {
+                "detail": detail,
+                "broker": exc.broker,
+                "queued": exc.queued,
+                "errors": [{"field": "", "type": "BrokerUnavailable", "detail": detail}],
+            },
+            status=503,
+            headers={"Retry-After": "30"},
+        )
     if isinstance(exc, SuspiciousOperation):  # e.g. too many form fields, a body too large
         too_large = isinstance(exc, RequestDataTooBig)
         detail = str(exc) or "Bad request."

@@ -22,6 +22,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
+from policy import broker
 from policy.choices import ConfigurationSource, WhatIfStatus, WorkloadSource
 from policy.engine import engine_for, snapshot_for
 from policy.models import (
@@ -243,7 +244,7 @@ def start(
 def _enqueue(run_id: int) -> None:
     from policy.tasks import run_what_if
 
-    run_what_if.delay(run_id)
+    broker.send(run_what_if, (run_id,), f"What-if comparison {run_id}")
 
 
 def cancel(run: WhatIfRun) -> bool:
@@ -295,7 +296,10 @@ def recover(now: datetime | None = None) -> dict[str, list[int]]:
     )
     for run_id in lost:
         logger.warning("what-if %s was never taken by a worker; sending it again", run_id)
-        _enqueue(run_id)
+        try:
+            _enqueue(run_id)
+        except broker.BrokerUnavailable:
+            break  # still down: the next run tries again
     stalled_ids = list(
         WhatIfRun.objects.filter(status=WhatIfStatus.RUNNING, heartbeat__lt=cutoff).values_list(
             "pk", flat=True

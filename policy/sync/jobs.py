@@ -32,6 +32,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from policy import broker
 from policy.choices import ClusterKind, PushMode
 from policy.gateway.errors import (
     ConflictError,
@@ -92,7 +93,7 @@ def _send(job: SyncJob) -> None:
     from policy import tasks
 
     task = tasks.refresh_cluster if job.kind == SyncJobKind.REFRESH else tasks.push_cluster
-    task.apply_async((job.pk,))
+    broker.send(task, (job.pk,), f"Sync job {job.pk} ({job.kind})")
 
 
 def enqueue_once(
@@ -504,7 +505,10 @@ def recover(now: Any = None, send: Callable[[SyncJob], None] = _send) -> list[in
             SyncJob.objects.filter(pk=job.pk, status=job.status).update(
                 lease_expires=now + timedelta(seconds=STALE_QUEUED_SECONDS)
             )
-        send(job)
+        try:
+            send(job)
+        except broker.BrokerUnavailable:
+            break  # still down: the next run tries again
     return [job.pk for job in jobs]
 
 

@@ -1,0 +1,113 @@
+"""The broker is down: pushing, refreshing and what-if answer 503 in seconds naming the broker,
+the job's row stays queued (asking again hands back the same row), and the beat's recovery
+sends it once the broker is back."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.utils import timezone
+
+from config.celery import app
+from policy.models import ClusterSnapshot, SyncJob, SyncJobStatus, WhatIfRun
+from policy.services import load_demo_cluster
+from policy.sync import jobs
+
+DOWN = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+
+pytestmark = pytest.mark.django_db(transaction=True)  # on-commit sends run as in production
+
+
+@pytest.fixture
+def broker_down(settings: Any) -> Iterator[None]:
+    """Celery sends to a broker that refuses connections (a real connection attempt)."""
+    conf = app.conf
+    saved = conf.broker_url, conf.broker_write_url, conf.task_always_eager
+    settings.CELERY_BROKER_URL = DOWN
+    conf.broker_url, conf.broker_write_url, conf.task_always_eager = DOWN, DOWN, False
+    fresh_pools()
+    try:
+        yield
+    finally:
+        conf.broker_url, conf.broker_write_url, conf.task_always_eager = saved
+        fresh_pools()
+
+
+def fresh_pools() -> None:
+    """Celery keeps connection and producer pools per app: start new ones for the new URL."""
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+@pytest.fixture
+def snapshot(transactional_db: None) -> ClusterSnapshot:
+    return load_demo_cluster(nodes=4)
+
+
+def test_a_push_over_the_api_is_a_quick_503_and_its_job_waits_for_the_broker(
+    broker_down: None, api_client: Any, operator: User, snapshot: ClusterSnapshot
+) -> None:
+    api_client.force_login(operator)
+    url = f"/api/v1/clusters/{snapshot.cluster_id}/sync/"
+    started = time.monotonic()
+    response = api_client.post(url)
+    assert time.monotonic() - started < 5
+    assert response.status_code == 503 and response["Retry-After"] == "30"
+    body = response.json()
+    [job] = SyncJob.objects.all()
+    assert body["broker"] == "redis://127.0.0.1:1"
+    assert body["queued"] == f"Sync job {job.pk} (push)" and "is unreachable" in body["detail"]
+    assert job.status == SyncJobStatus.QUEUED
+
+    # Asking again hands back the same queued job (it is not sent twice): no duplicate.
+    again = api_client.post(url)
+    assert again.status_code == 202 and again.json()["id"] == job.pk
+    assert SyncJob.objects.count() == 1
+
+    # The broker is still down when the beat looks: nothing is lost, nothing fails.
+    later = timezone.now() + timedelta(seconds=jobs.STALE_QUEUED_SECONDS + 1)
+    sent: list[int] = []
+    assert jobs.recover(later, send=lambda j: jobs._send(j)) == [job.pk]
+    job.refresh_from_db()
+    assert job.status == SyncJobStatus.QUEUED
+    # Once it answers, the next recovery sends the job, once.
+    assert jobs.recover(later + timedelta(seconds=jobs.STALE_QUEUED_SECONDS + 1), sent.append)
+    assert sent == [job]
+
+
+def test_a_refresh_page_is_a_503_page(
+    broker_down: None, client: Client, editor: User, snapshot: ClusterSnapshot
+) -> None:
+    client.force_login(editor)
+    response = client.post(f"/clusters/{snapshot.cluster_id}/sync/refresh/")
+    assert response.status_code == 503
+    assert b"The workers cannot be reached right now" in response.content
+    assert b"redis://127.0.0.1:1" in response.content
+    assert SyncJob.objects.get().status == SyncJobStatus.QUEUED
+
+
+def test_a_what_if_over_the_api_is_a_503_naming_the_queued_run(
+    broker_down: None, api_client: Any, editor: User, snapshot: ClusterSnapshot
+) -> None:
+    api_client.force_login(editor)
+    workload = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: w, namespace: default}\n"
+        "spec: {containers: [{name: a, image: x}]}\n"
+    )
+    body = {
+        "cluster": snapshot.cluster_id,
+        "workload": workload,
+        "baseline": {"source": "defaults"},
+        "candidate": {"source": "defaults"},
+    }
+    response = api_client.post("/api/v1/what-if/", body, format="json")
+    assert response.status_code == 503, response.content[:300]
+    [run] = WhatIfRun.objects.all()
+    assert response.json()["queued"] == f"What-if comparison {run.pk}"
+    assert run.status == "queued"
