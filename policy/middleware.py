@@ -9,8 +9,9 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware as DjangoLoginRequired
-from django.http import HttpRequest, HttpResponseBase, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from rest_framework.renderers import TemplateHTMLRenderer
 from rest_framework.views import APIView
 
@@ -77,8 +78,9 @@ class RequestIdMiddleware:
 
 
 class RequestSizeLimitMiddleware:
-    """Answers 413 (JSON) to API requests whose declared body exceeds
-    ``DATA_UPLOAD_MAX_MEMORY_SIZE``, before anything reads the body."""
+    """Answers 413 to any request whose declared body exceeds ``DATA_UPLOAD_MAX_MEMORY_SIZE``,
+    before anything reads the body: JSON for the API, a page elsewhere (Django's own limit
+    leaves out uploaded files, so a page's multipart upload would otherwise be read whole)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
@@ -89,21 +91,24 @@ class RequestSizeLimitMiddleware:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             length = 0
-        if limit is not None and length > limit and request.path.startswith("/api/"):
-            return JsonResponse(
-                {
-                    "detail": f"Request body too large: {length} bytes, the limit is {limit}.",
-                    "errors": [
-                        {
-                            "field": "",
-                            "type": "FieldValueTooLong",
-                            "detail": f"The request body may not exceed {limit} bytes.",
-                        }
-                    ],
-                },
-                status=413,
-            )
-        return self.get_response(request)
+        if limit is None or length <= limit:
+            return self.get_response(request)
+        detail = f"Request body too large: {length} bytes, the limit is {limit}."
+        if not request.path.startswith("/api/"):  # no session or user yet: a plain page
+            return HttpResponse(render_to_string("413.html", {"message": detail}), status=413)
+        return JsonResponse(
+            {
+                "detail": detail,
+                "errors": [
+                    {
+                        "field": "",
+                        "type": "FieldValueTooLong",
+                        "detail": f"The request body may not exceed {limit} bytes.",
+                    }
+                ],
+            },
+            status=413,
+        )
 
 
 class BrokerUnavailableMiddleware:

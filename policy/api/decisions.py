@@ -68,7 +68,9 @@ class DecisionSerializer(DecisionSummarySerializer):
     """A stored decision with the engine's full explanation (the engine contract's JSON)."""
 
     requested_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
-        slug_field="username", read_only=True
+        slug_field="username",
+        read_only=True,
+        allow_null=True,  # null: the system asked
     )
 
     class Meta(DecisionSummarySerializer.Meta):

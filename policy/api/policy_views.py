@@ -244,7 +244,20 @@ class PolicyViewSet(
 @extend_schema_view(
     list=extend_schema(description=LIST_DOC.format("Scheduler configurations (one per cluster)")),
     render=extend_schema(
-        responses={(200, "application/yaml"): OpenApiTypes.STR},
+        responses={
+            (200, "application/yaml"): OpenApiTypes.STR,
+            (200, "application/json"): OpenApiTypes.STR,
+        },
+        parameters=[
+            OpenApiParameter(
+                "format",
+                OpenApiTypes.STR,
+                OpenApiParameter.QUERY,
+                enum=["yaml", "json"],
+                description="yaml (the default) or json: the same text as a JSON string "
+                "(Accept: application/json does the same).",
+            )
+        ],
         description="The KubeSchedulerConfiguration YAML exactly as written to the cluster's "
         "ConfigMap: the engine's validated, defaulted v1 document.",
     ),
@@ -295,7 +308,11 @@ class SchedulerConfigurationViewSet(PolicyViewSet[SchedulerConfiguration]):
         serializer.is_valid(raise_exception=True)
         cluster = serializer.validated_data["cluster"]
         existing = SchedulerConfiguration.objects.filter(cluster=cluster).first()
-        expected = concurrency.expected_version(request, existing.version) if existing else None
+        if existing is not None:
+            expected = concurrency.expected_version(request, existing.version)
+        else:  # a first import: unless If-Match says "*", none may appear meanwhile
+            overwrite = request.headers.get("If-Match", "").strip() == "*"
+            expected = None if overwrite else policies.NOT_THERE_YET
         source = serializer.validated_data["document"]
         configuration, created = self._call(
             existing.pk if existing else None,

@@ -52,7 +52,9 @@ class ChangeSerializer(serializers.Serializer[Any]):
 
 class SyncJobSerializer(serializers.ModelSerializer[SyncJob]):
     requested_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
-        slug_field="username", read_only=True
+        slug_field="username",
+        read_only=True,
+        allow_null=True,  # null: the system asked
     )
     duration = serializers.FloatField(read_only=True, allow_null=True)
     changes = ChangeSerializer(many=True, read_only=True)

@@ -69,7 +69,9 @@ class WhatIfCreateSerializer(serializers.Serializer[Any]):
 
 class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
     requested_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
-        slug_field="username", read_only=True
+        slug_field="username",
+        read_only=True,
+        allow_null=True,  # null: the system asked
     )
     percent = serializers.IntegerField(read_only=True)
 

@@ -230,6 +230,11 @@ def _integrity_message(exc: IntegrityError) -> str:
     return "The change conflicts with another object."
 
 
+# ``expected_version`` of a write made when the object did not exist yet: if it exists by the
+# time the write runs, someone else created it meanwhile (versions start at 1).
+NOT_THERE_YET = 0
+
+
 def _check_version(obj: VersionedModel, expected: int | None) -> None:
     if expected is not None and obj.version != expected:
         raise PreconditionFailed(obj.version)

@@ -379,6 +379,8 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
     status = 200
     if request.method == "POST":
         form = editor.form(request.POST)
+        if obj is not None and form.is_valid() and form.cleaned_data.get("version") is None:
+            form.add_error(None, VERSION_MISSING)  # without it, another's change is not seen
         if form.is_valid():
             values = form.values()
             expected = form.cleaned_data.get("version")
@@ -466,13 +468,17 @@ def policy_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     }
     status = 200
     ctx = ChangeContext.from_request(request, ui=True)
-    expected = parse_id(request.POST.get("version")) or obj.version
+    posted = parse_id(request.POST.get("version"))
+    expected = posted or obj.version
 
     def call() -> Any:
         editor.service.delete(obj.pk, ctx, expected_version=expected)
 
     try:
-        if request.method == "POST":
+        if request.method == "POST" and posted is None:
+            context["problem"] = VERSION_MISSING
+            status = 400
+        elif request.method == "POST":
             label = editor.label(obj)
             call()
             messages.success(request, f"Deleted {label}.")
@@ -487,6 +493,12 @@ def policy_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
         context["version"] = current.version
         status = 409
     return render(request, "policy/policies/delete.html", context, status=status)
+
+
+VERSION_MISSING = (
+    "The form does not say which version it was made from (its version field), so a change "
+    "someone else made meanwhile could not be noticed: nothing was saved. Reload the page."
+)
 
 
 @role_required(Role.VIEWER)

@@ -176,7 +176,12 @@ class _Server(ThreadingHTTPServer):
             wrapped = self.proxy._server_tls.wrap_socket(request, server_side=True)
         except (ssl.SSLError, OSError):
             return
-        super().finish_request(wrapped, client_address)
+        try:
+            super().finish_request(wrapped, client_address)
+        finally:
+            # wrap_socket detached the plain socket the server closes afterwards: close the
+            # TLS one here, or every connection leaks until garbage collection.
+            self.shutdown_request(wrapped)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -9,7 +9,9 @@ import pytest
 import yaml
 from django.contrib.auth.models import User
 
-from policy.models import PolicyChange, SchedulerConfiguration
+from policy.models import Cluster, PolicyChange, SchedulerConfiguration
+from policy.services import policies
+from policy.services.changes import ChangeContext
 from scoring.config import dump_configuration, load_configuration
 from tests.policy.policy_api import (
     ARGS,
@@ -485,3 +487,30 @@ def test_filters_ordering_and_pagination(client: Any, configuration: dict[str, A
     assert ok(client.get(f"{PROFILES}?cluster={configuration['cluster']}&limit=2"))["next"]
     assert client.get(f"{PROFILES}?configuration=abc").status_code == 400
     assert client.get(f"{PROFILES}?configuration={2**70}").status_code == 400
+
+
+def test_two_first_imports_do_not_replace_each_other(client: Any, cluster_id: int) -> None:
+    """Both saw no configuration; the second to run finds the first's and is refused (412)
+    instead of silently replacing it. With If-Match: * it may overwrite, knowingly."""
+    cluster = Cluster.objects.get(pk=cluster_id)
+    context = ChangeContext.system()
+    service = policies.SchedulerConfigurationService()
+    first, created = service.import_document(
+        cluster, IMPORTED, context, expected_version=policies.NOT_THERE_YET
+    )
+    assert created
+    with pytest.raises(policies.PreconditionFailed):
+        service.import_document(
+            cluster,
+            IMPORTED.replace("cpu: 75", "cpu: 76"),
+            context,
+            expected_version=policies.NOT_THERE_YET,
+        )
+    assert SchedulerConfiguration.objects.get().version == first.version
+    forced = client.post(
+        f"{CONFIGS}import/",
+        {"cluster": cluster_id, "document": IMPORTED.replace("cpu: 75", "cpu: 76")},
+        format="json",
+        HTTP_IF_MATCH="*",
+    )
+    assert ok(forced)["version"] == first.version + 1

@@ -4,6 +4,7 @@ quantities beyond what the scheduler counts, negative requests and invalid names
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -202,3 +203,16 @@ def test_an_unshowable_time_is_a_400_naming_at(
     assert response.status_code == 400, response.content[:300]
     assert "at" in json.dumps(response.json())
     assert api_client.get(url, {"at": "2026-11-01T23:00Z"}).status_code == 200
+
+
+def test_a_page_upload_over_the_limit_is_refused_before_it_is_read(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot, settings: Any
+) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 64 * 1024
+    client.force_login(viewer)
+    manifest = io.BytesIO(b"#" * (128 * 1024))
+    manifest.name = "pod.yaml"
+    response = client.post(f"/evaluate/?cluster={demo_snapshot.cluster_id}", {"upload": manifest})
+    assert response.status_code == 413
+    assert b"Request body too large" in response.content
+    assert not PlacementDecision.objects.exists()

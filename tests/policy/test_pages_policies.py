@@ -627,3 +627,22 @@ def test_collect_policies(client: Client, editor: User, demo_snapshot: ClusterSn
     policy.refresh_from_db()
     assert policy.aggregate_duration_seconds == 120 and policy.report_interval_seconds is None
     assert client.get(f"/policies/collect/{policy.pk}/history/").status_code == 200
+
+
+def test_an_edit_or_delete_without_its_version_is_refused(
+    client: Client, editor: User, tree: dict[str, Any]
+) -> None:
+    """Without the version the form was made from, another person's change could not be
+    noticed: nothing is saved or deleted."""
+    client.force_login(editor)
+    args = tree["args"]
+    data = args_data(args, usage_thresholds="cpu: 33", save="1")
+    del data["version"]
+    response = client.post(f"/policies/loadaware/{args.pk}/edit/", data)
+    assert response.status_code == 400
+    assert "which version it was made from" in str(response.context["form"].non_field_errors())
+    response = client.post(f"/policies/loadaware/{args.pk}/delete/", {})
+    assert response.status_code == 400
+    assert "which version it was made from" in response.context["problem"]
+    args.refresh_from_db()
+    assert args.version == 1 and args.usage_thresholds["cpu"] != 33

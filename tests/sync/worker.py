@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -13,12 +14,41 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
 from config.celery import app
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def forget_broker_traces(queue: str, node: str) -> None:
+    """Delete what a test worker leaves in Redis: its queue, the queue's binding sets, and its
+    remote-control (pidbox) binding; a shared Redis must not collect them run after run."""
+    if not str(settings.CELERY_BROKER_URL or "").startswith(("redis://", "rediss://")):
+        return
+    client = redis.Redis.from_url(str(settings.CELERY_BROKER_URL))
+    try:
+        client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
+        for key in ("_kombu.binding.celery.pidbox", "_kombu.binding.reply.celery.pidbox"):
+            for member in client.smembers(key):
+                if member.decode().endswith(f"{node}.celery.pidbox"):
+                    client.srem(key, member)
+    finally:
+        client.close()
+
+
+def broker_traces(queue: str) -> list[str]:
+    """Keys and binding-set members in Redis that mention ``queue``."""
+    client = redis.Redis.from_url(str(settings.CELERY_BROKER_URL))
+    try:
+        found = [key.decode() for key in client.scan_iter(f"*{queue}*")]
+        for key in client.scan_iter("_kombu.binding*", _type="set"):
+            found += [m.decode() for m in client.smembers(key) if queue in m.decode()]
+        return found
+    finally:
+        client.close()
 
 
 def require_broker() -> None:
@@ -31,8 +61,11 @@ def require_broker() -> None:
 
 
 class Worker:
+    """A worker process on its own queue; once stopped, it leaves nothing in the broker."""
+
     def __init__(self, queue: str, env: dict[str, str]) -> None:
         self.queue = queue
+        self.node = f"{queue}-{uuid.uuid4().hex[:4]}@{socket.gethostname()}"
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -47,7 +80,7 @@ class Worker:
                 "-Q",
                 queue,
                 "-n",
-                f"{queue}-{uuid.uuid4().hex[:4]}@%h",
+                self.node,
                 "--without-gossip",
                 "--without-mingle",
                 "--without-heartbeat",
@@ -66,6 +99,8 @@ class Worker:
         self.process.wait(timeout=10)
 
     def stop(self) -> str:
+        """Stop the process (TERM, then KILL) and remove its traces from the broker; returns
+        its output."""
         if self.process.poll() is None:
             self.process.terminate()
         try:
@@ -73,6 +108,7 @@ class Worker:
         except subprocess.TimeoutExpired:
             self.process.kill()
             output, _ = self.process.communicate()
+        forget_broker_traces(self.queue, self.node)
         return output or ""
 
 

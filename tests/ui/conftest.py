@@ -70,9 +70,16 @@ def page(browser: Any) -> Iterator[Any]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    # A Content-Security-Policy violation is only a console message; it fails the test too.
+    page.on(
+        "console",
+        lambda message: (
+            errors.append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
     yield page
     context.close()
-    assert not errors, f"JavaScript errors: {errors}"
+    assert not errors, f"JavaScript errors or CSP violations: {errors}"
 
 
 @pytest.fixture
