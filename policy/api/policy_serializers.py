@@ -30,7 +30,7 @@ from policy.models import (
     SchedulerConfiguration,
     SchedulerProfile,
 )
-from policy.services.rendering import annotation_value
+from policy.services.rendering import annotation_value, threshold_warnings
 from policy.validators import (
     MAX_JSON_BYTES,
     plugin_config_validator,
@@ -346,6 +346,10 @@ class NodeThresholdPolicySerializer(
     annotation = serializers.SerializerMethodField(
         help_text="The scheduling.koordinator.sh/usage-thresholds value this policy sets."
     )
+    warnings = serializers.SerializerMethodField(
+        help_text="In the answer to a create or update: what is valid but likely wrong "
+        "(resources no node of the newest snapshot reports). Empty on reads."
+    )
 
     class Meta:
         model = NodeThresholdPolicy
@@ -368,6 +372,7 @@ class NodeThresholdPolicySerializer(
             "active_from",
             "active_until",
             "annotation",
+            "warnings",
             "created",
             "updated",
         ]
@@ -380,6 +385,9 @@ class NodeThresholdPolicySerializer(
 
     def get_annotation(self, policy: NodeThresholdPolicy) -> str | None:
         return annotation_value(policy)
+
+    def get_warnings(self, obj: NodeThresholdPolicy) -> list[str]:
+        return threshold_warnings(obj) if self.context.get("warn") else []
 
 
 class CollectPolicySerializer(

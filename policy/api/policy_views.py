@@ -391,6 +391,12 @@ class NodeThresholdPolicyViewSet(PolicyViewSet[NodeThresholdPolicy]):
     service = policies.NodeThresholdPolicyService()
     validated_reads = ("preview",)
 
+    def get_serializer_context(self) -> dict[str, Any]:
+        """Writes answer with warnings (resources no node reports); reads do not look."""
+        context = dict(super().get_serializer_context())
+        context["warn"] = self.action in ("create", "update", "partial_update")
+        return context
+
     @action(detail=True, methods=["get"])
     def preview(self, request: Request, pk: str | None = None) -> Response:
         policy = self.get_object()

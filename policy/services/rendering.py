@@ -91,6 +91,27 @@ def _engine_snapshot(stored: ClusterSnapshot) -> Snapshot:
     return snapshot_for(stored)
 
 
+THRESHOLD_FIELDS = ("usage_thresholds", "prod_usage_thresholds", "aggregated_usage_thresholds")
+
+
+def threshold_warnings(policy: NodeThresholdPolicy) -> list[str]:
+    """Resources the policy sets a threshold for that no node of the cluster's newest snapshot
+    reports: valid, but never checked (a typo such as ``cpuu`` also drops the args' cpu
+    threshold, since the annotation's map replaces the args' map)."""
+    stored = policy.cluster.latest_snapshot()
+    if stored is None:
+        return []
+    known = set(_engine_snapshot(stored).resources)
+    warnings = []
+    for field in THRESHOLD_FIELDS:
+        for name in sorted(set(getattr(policy, field) or {}) - known):
+            warnings.append(
+                f"{field}: no node of the newest snapshot reports {name!r}; "
+                "its threshold is never checked"
+            )
+    return warnings
+
+
 def local_time(cluster: Cluster, at: datetime | None) -> datetime:
     return (at or timezone.now()).astimezone(zoneinfo.ZoneInfo(cluster.timezone))
 

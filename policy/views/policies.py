@@ -400,6 +400,9 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
                         request,
                         f"Saved {editor.label(saved)} as version {saved.version}.",
                     )
+                    if isinstance(saved, NodeThresholdPolicy):
+                        for warning in rendering.threshold_warnings(saved):
+                            messages.warning(request, warning)
                     return redirect(detail_url(editor, saved))
             except policies.PolicyInvalid as exc:
                 _put_errors(form, editor, exc, obj.pk if obj else None)

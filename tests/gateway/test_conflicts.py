@@ -184,6 +184,7 @@ def test_a_writer_who_changes_a_collect_field_meanwhile_stops_the_push(
 def test_the_scheduler_configuration_is_not_written_over_a_concurrent_edit(
     via_proxy: Connection, proxy: FaultProxy, admin: Connection, unique: Callable[[str], str]
 ) -> None:
+    ensure_namespaces(admin, [NS])
     name = unique("sched")
     path = f"/api/v1/namespaces/{NS}/configmaps/{name}"
     create(

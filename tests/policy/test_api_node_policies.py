@@ -351,3 +351,26 @@ def test_cluster_settings_are_operator_only(
     )
     assert set(bad.json()) >= {"timezone", "scheduler_config_namespace", "errors"}
     assert api_client.post("/api/v1/clusters/", {"name": "x"}).status_code == 405
+
+
+def test_a_threshold_for_a_resource_no_node_has_is_saved_with_a_warning(
+    client: Any, cluster: Cluster
+) -> None:
+    """``cpuu`` is a valid resource name, but no node reports it: the write says so."""
+    body = post(
+        client,
+        THRESHOLDS,
+        {
+            "cluster": cluster.pk,
+            "name": "typo",
+            "node_names": ["n1"],
+            "usage_thresholds": {"cpuu": 70},
+        },
+    )
+    assert body["warnings"] == [
+        "usage_thresholds: no node of the newest snapshot reports 'cpuu'; "
+        "its threshold is never checked"
+    ]
+    assert client.get(f"{THRESHOLDS}{body['id']}/").json()["warnings"] == []
+    fixed = patch(client, f"{THRESHOLDS}{body['id']}/", {"usage_thresholds": {"cpu": 70}}, 'W/"1"')
+    assert fixed["warnings"] == []

@@ -177,7 +177,13 @@ def test_bad_query_parameters(client: Any, profile: SchedulerProfile) -> None:
     assert client.get(f"{PROFILES}?configuration=1.5").status_code == 400
     assert client.get(f"{PROFILES}?scheduler_name=%00").status_code in (200, 400)
     assert client.get(f"{PROFILES}?ordering=nonsense").status_code == 200
-    assert client.get(f"{PROFILES}?limit=-1&offset=abc").status_code == 200
+    bad_page = client.get(f"{PROFILES}?limit=-1&offset=abc")
+    assert bad_page.status_code == 400
+    assert bad_page.json()["limit"] == ["Must be a whole number of at least 1."]
+    assert client.get(f"{PROFILES}?limit=1000000").status_code == 200  # capped, not refused
+    assert client.get(f"{THRESHOLDS}?enabled=1").status_code == 400
+    assert client.get(f"{THRESHOLDS}?enabled=").status_code == 400
+    assert client.get(f"{THRESHOLDS}?enabled=false").status_code == 200
     assert client.get(f"{PROFILES}{2**70}/").status_code == 404
     assert client.get(f"{PROFILES}abc/").status_code == 404
     assert client.get(f"{THRESHOLDS}?cluster=-3").status_code == 400

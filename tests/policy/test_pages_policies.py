@@ -646,3 +646,17 @@ def test_an_edit_or_delete_without_its_version_is_refused(
     assert "which version it was made from" in response.context["problem"]
     args.refresh_from_db()
     assert args.version == 1 and args.usage_thresholds["cpu"] != 33
+
+
+def test_saving_a_threshold_no_node_has_warns(
+    client: Client, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    client.force_login(editor)
+    response = client.post(
+        "/policies/thresholds/new/",
+        {"parent": demo_snapshot.cluster_id, **threshold_data(usage_thresholds="cpuu: 70")},
+        follow=True,
+    )
+    assert response.status_code == 200
+    shown = [str(message) for message in response.context["messages"]]
+    assert any("no node of the newest snapshot reports 'cpuu'" in m for m in shown), shown
