@@ -23,9 +23,9 @@ from policy.models import Cluster, SchedulerConfiguration, SchedulerProfile
 from policy.services import create_token
 
 pytestmark = [
-    # serialized_rollback: the flush after each test would drop the role groups the data
-    # migration made; restore them for the tests that run next.
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    # Real commits, so the threads see each other's rows. (The flush afterwards leaves the
+    # role groups in place: they come back with post_migrate, see policy.roles.)
+    pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(
         connection.vendor != "postgresql", reason="row locks need PostgreSQL (set DATABASE_URL)"
     ),
