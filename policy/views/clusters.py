@@ -68,7 +68,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "cluster": cluster,
         "snapshot": stored,
         "can_edit": can_edit_policy(request.user),
-        "edit_links": edit_links() if can_edit_policy(request.user) else [],
+        "edit_links": edit_links(cluster) if cluster and can_edit_policy(request.user) else [],
         "sync": sync_status.cluster_status(cluster) if cluster else None,
     }
     if cluster is None or stored is None:
@@ -236,7 +236,7 @@ def node_detail(request: HttpRequest, pk: int, name: str) -> HttpResponse:
         "la_lines": loadaware_lines(detail.loadaware),
         "metric": metric_line(detail.loadaware.get("nodeMetric")),
         "can_edit": can_edit_policy(request.user),
-        "edit_links": edit_links() if can_edit_policy(request.user) else [],
+        "edit_links": edit_links(cluster) if can_edit_policy(request.user) else [],
         "recent_decisions": PlacementDecision.objects.filter(
             cluster=cluster, selected_node=name
         ).defer("explanation", "pod")[:10],

@@ -159,13 +159,16 @@ def decision_list(request: HttpRequest) -> HttpResponse:
         fields[name].widget.choices = fields[name].choices
     fields["pod"].label = "Pod name"
     fields["node"].label = "Selected node"
-    decisions = filterset.qs if filterset.is_bound and filterset.is_valid() else queryset
+    valid = filterset.is_bound and filterset.is_valid()
+    decisions = filterset.qs if valid else queryset
     paginator = Paginator(decisions, DECISIONS_PER_PAGE)
     page = paginator.get_page(request.GET.get("page"))
     return render(
         request,
         "policy/decisions.html",
         {
+            # The cluster filtered on is the one the menu's other links keep.
+            "cluster": filterset.form.cleaned_data.get("cluster") if valid else None,
             "filter": filterset,
             "page_obj": page,
             "filtered": filterset.is_bound,

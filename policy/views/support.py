@@ -29,14 +29,25 @@ def clear_caches() -> None:
     _loads.clear()
 
 
+SESSION_CLUSTER = "schedboard.cluster"
+
+
 def selected_cluster(request: HttpRequest, clusters: list[Cluster]) -> Cluster | None:
-    """``?cluster=<id>`` (404 if unknown), else the demo cluster, else the first one."""
+    """``?cluster=<id>`` (404 if unknown), else the cluster last chosen in this session, else
+    the demo cluster, else the first one. Choosing one is remembered, so a page reached
+    without the parameter never quietly switches to another cluster's policies."""
     wanted = request.GET.get("cluster")
     if wanted:
         cluster_id = parse_id(wanted)
         if cluster_id is None:
             raise Http404(f"No cluster with id {wanted!r}.")
-        return get_object_or_404(Cluster, pk=cluster_id)
+        cluster = get_object_or_404(Cluster, pk=cluster_id)
+        request.session[SESSION_CLUSTER] = cluster.pk
+        return cluster
+    remembered = request.session.get(SESSION_CLUSTER)
+    for cluster in clusters:
+        if cluster.pk == remembered:
+            return cluster
     demo = [cluster for cluster in clusters if cluster.kind == ClusterKind.DEMO]
     candidates = demo or clusters
     return candidates[0] if candidates else None

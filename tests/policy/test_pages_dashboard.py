@@ -203,7 +203,7 @@ def test_edit_controls_only_for_editors(
     html = dashboard(client, viewer).content.decode()
     assert "Edit " not in html
     html = dashboard(client, editor).content.decode()
-    for label, url in edit_links():
+    for label, url in edit_links(demo_snapshot.cluster):
         assert f'href="{url}">Edit {label}</a>' in html
 
 
@@ -212,6 +212,8 @@ def test_navigation_reaches_every_page(
 ) -> None:
     html = dashboard(client, viewer).content.decode()
     assert '<a class="skip-link" href="#main">' in html and '<main id="main"' in html
-    for href in ('href="/"', 'href="/evaluate/"', 'href="/decisions/"', 'href="/api/v1/"'):
-        assert href in html
-    assert '<a href="/" aria-current="page">Dashboard</a>' in html
+    kept = f"?cluster={demo_snapshot.cluster_id}"
+    for path in ("/", "/evaluate/", "/decisions/"):
+        assert f'href="{path}{kept}"' in html
+    assert 'href="/api/v1/"' in html
+    assert f'<a href="/{kept}" aria-current="page">Dashboard</a>' in html

@@ -113,7 +113,8 @@ def test_editor_sees_edit_controls_and_nobody_sees_nothing(
     html = html_of(client.get("/policies/"))
     assert f"/policies/loadaware/{tree['args'].pk}/edit/" in html
     assert "New threshold policy" in html and "New collect policy" in html
-    assert 'href="/policies/" aria-current="page"' in html  # the nav entry
+    cluster = tree["configuration"].cluster_id
+    assert f'href="/policies/?cluster={cluster}" aria-current="page"' in html  # the nav entry
     client.force_login(nobody)
     assert client.get("/policies/").status_code == 403
     assert client.get("/policies/unknown/1/").status_code == 403  # role first

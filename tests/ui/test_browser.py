@@ -177,7 +177,7 @@ def test_viewer_sees_no_edit_controls(page: Any, live_server: Any, cluster: Any)
     assert page.get_by_role("link", name=re.compile("^Edit ")).count() == 0
     page.get_by_role("button", name="Log out").click()
     log_in(page, live_server, "eddie")
-    assert page.get_by_role("link", name=re.compile("^Edit ")).count() == len(edit_links())
+    assert page.get_by_role("link", name=re.compile("^Edit ")).count() == len(edit_links(cluster))
 
 
 @pytest.mark.parametrize("width", [1024, 1280])
