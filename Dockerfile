@@ -8,7 +8,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Only what the app needs at run time (no virtualenv, var/ or tests from the build context).
+# Dependencies first, pinned (scripts/lock writes requirements.lock): this layer is rebuilt
+# only when they change, not on every code change.
+COPY requirements.lock ./
+RUN pip install -r requirements.lock
+
+# Then the app itself (.dockerignore keeps the virtualenv, var/, tests and the rest out).
 COPY pyproject.toml manage.py ./
 COPY config ./config
 COPY policy ./policy
@@ -17,7 +22,7 @@ COPY templates ./templates
 COPY static ./static
 
 # Editable, so `config` and `policy` are imported from /app next to templates/ and static/.
-RUN pip install -e . \
+RUN pip install --no-deps -e . \
     && DEBUG=true python manage.py collectstatic --noinput \
     && useradd --system --uid 10001 --home-dir /app schedboard \
     && mkdir -p var && chown schedboard var

@@ -64,6 +64,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "policy.middleware.ProbeMiddleware",  # first: probes need no host check, session or CSP
     "django.middleware.security.SecurityMiddleware",
     "policy.middleware.RequestIdMiddleware",
     "policy.middleware.RequestSizeLimitMiddleware",
@@ -108,7 +109,8 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 
 if not DEBUG:  # serves collected static files under gunicorn; runserver does it in DEBUG
-    MIDDLEWARE.insert(1, "whitenoise.middleware.WhiteNoiseMiddleware")
+    _after_security = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1
+    MIDDLEWARE.insert(_after_security, "whitenoise.middleware.WhiteNoiseMiddleware")
 
 # Request bodies above this many bytes are refused (413 for the API): an imported
 # KubeSchedulerConfiguration is a few kilobytes.

@@ -127,3 +127,24 @@ class BrokerUnavailableMiddleware:
         response = render(request, "503.html", {"message": str(exc)}, status=503)
         response["Retry-After"] = "30"
         return response
+
+
+class ProbeMiddleware:
+    """Answers ``/healthz`` and ``/readyz`` before anything else runs (first in MIDDLEWARE).
+
+    Kubelets and container healthchecks call them by IP address, a Host that
+    ``ALLOWED_HOSTS`` rightly does not list in production; the host check, sessions, CSRF,
+    the SSL redirect and the CSP do not concern a probe. Other methods go on as usual (405).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        if request.method in ("GET", "HEAD"):
+            from policy.views.health import healthz, readyz
+
+            probe = {"/healthz": healthz, "/readyz": readyz}.get(request.path_info)
+            if probe is not None:
+                return probe(request)
+        return self.get_response(request)

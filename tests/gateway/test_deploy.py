@@ -127,6 +127,8 @@ def test_the_service_account_can_do_the_gateways_work(
         ("GET", "/api/v1/namespaces/kube-system/secrets", None, 'cannot list resource "secrets"'),
         ("DELETE", "/api/v1/nodes/anything", None, 'cannot delete resource "nodes"'),
         ("PATCH", "/api/v1/namespaces/default/pods/p", {}, 'cannot patch resource "pods"'),
+        # Only the verbs the gateway uses: lists, and one node's read and patch.
+        ("GET", "/api/v1/namespaces/default/pods/p", None, 'cannot get resource "pods"'),
     ],
 )
 def test_the_service_account_gets_nothing_else(
@@ -143,6 +145,13 @@ def test_the_service_account_gets_nothing_else(
         )
     assert info.value.status == 403
     assert 'User "system:serviceaccount:schedboard:schedboard" ' + denied in info.value.message
+
+
+def test_the_service_account_cannot_watch(service_account: Connection) -> None:
+    """Snapshots are read with paged lists; no watch is granted that nothing uses."""
+    with pytest.raises(PermanentError) as info:
+        service_account.request("GET", "/api/v1/nodes", query={"watch": "true"})
+    assert info.value.status == 403 and 'cannot watch resource "nodes"' in info.value.message
 
 
 def test_a_missing_configmap_is_a_403_not_a_create(service_account: Connection) -> None:

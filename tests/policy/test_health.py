@@ -114,3 +114,13 @@ def test_a_hanging_database_makes_readyz_answer_503_in_seconds() -> None:
     assert status == 503 and body["checks"]["database"].startswith("error")
     assert alive == 200
     assert seconds < 10
+
+
+@pytest.mark.django_db
+def test_probes_answer_any_host_other_pages_do_not(client: Client, settings: Any) -> None:
+    """A kubelet calls the probes by the pod's IP, which ALLOWED_HOSTS does not list."""
+    settings.ALLOWED_HOSTS = ["sched.example.com"]
+    assert client.get("/healthz", HTTP_HOST="10.244.1.7:8000").status_code == 200
+    assert client.get("/readyz", HTTP_HOST="10.244.1.7:8000").status_code == 200
+    assert client.get("/accounts/login/", HTTP_HOST="10.244.1.7:8000").status_code == 400
+    assert client.post("/healthz", HTTP_HOST="sched.example.com").status_code == 405
