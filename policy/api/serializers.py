@@ -8,6 +8,7 @@ from typing import Any
 from django.utils import timezone
 from rest_framework import serializers
 
+from policy.gateway.discovery import ConfigMapKey
 from policy.models import ApiToken, Cluster, ClusterSnapshot
 
 
@@ -106,3 +107,43 @@ class MeSerializer(serializers.Serializer[Any]):
     is_superuser = serializers.BooleanField()
     authentication = serializers.ChoiceField(choices=["session", "token"])
     token = ApiTokenSerializer(allow_null=True)
+
+
+class ConnectClusterSerializer(serializers.Serializer[Any]):
+    """What ``POST /api/v1/clusters/`` needs to reach a cluster (superusers only: a kubeconfig
+    path names a file on this server)."""
+
+    name = serializers.SlugField(max_length=63)
+    kind = serializers.ChoiceField(choices=["kubeconfig", "in-cluster"])
+    kubeconfig_path = serializers.CharField(max_length=1024, required=False, default="")
+    kubeconfig_context = serializers.CharField(max_length=253, required=False, default="")
+    scheduler_configmap = serializers.CharField(
+        max_length=600,
+        required=False,
+        default="",
+        help_text="NAMESPACE/NAME[:KEY] of the scheduler's ConfigMap; empty: looked for in "
+        "the usual places (Koordinator's, scheduler-plugins', kube-scheduler's).",
+    )
+
+    def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if data["kind"] == "kubeconfig" and not data["kubeconfig_path"]:
+            raise serializers.ValidationError({"kubeconfig_path": ["Required for kubeconfig."]})
+        if data["scheduler_configmap"]:
+            try:
+                data["scheduler_configmap"] = ConfigMapKey.parse(
+                    data["scheduler_configmap"], "config.yaml"
+                )
+            except ValueError as exc:
+                raise serializers.ValidationError({"scheduler_configmap": [str(exc)]}) from None
+        else:
+            data["scheduler_configmap"] = None
+        return data
+
+
+class ConnectionReportSerializer(serializers.Serializer[Any]):
+    server_version = serializers.CharField()
+    scheduler_configmap = serializers.CharField(help_text="NAMESPACE/NAME:KEY")
+    discovered = serializers.BooleanField(help_text="Found in one of the usual places.")
+    missing_permissions = serializers.ListField(
+        child=serializers.CharField(), help_text="What schedboard may not do there yet."
+    )

@@ -10,7 +10,7 @@ from django.db.models import Prefetch, QuerySet
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,16 +24,35 @@ from policy.api.serializers import (
     ApiTokenCreatedSerializer,
     ApiTokenSerializer,
     ClusterSerializer,
+    ConnectClusterSerializer,
+    ConnectionReportSerializer,
     MeSerializer,
 )
 from policy.filtersets import ClusterFilterSet
+from policy.gateway.errors import GatewayError
 from policy.models import ApiToken, Cluster, ClusterSnapshot
 from policy.roles import CanConfigureCluster, IsViewer, roles_of
 from policy.services import policies, rendering
+from policy.sync.connect import Connected, add_cluster
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
 
+class ConnectedClusterSerializer(ClusterSerializer):
+    connection = ConnectionReportSerializer(read_only=True)
+
+    class Meta(ClusterSerializer.Meta):
+        fields = [*ClusterSerializer.Meta.fields, "connection"]
+
+
 @extend_schema_view(
+    create=extend_schema(
+        request=ConnectClusterSerializer,
+        responses={201: ConnectedClusterSerializer},
+        description="Connect a cluster (superusers): reach its API server, find the scheduler's "
+        "ConfigMap in the usual places unless given, check schedboard's permissions there, and "
+        "store it. Nothing is written to the cluster. An unreachable server is a 400 naming "
+        "the connection fields.",
+    ),
     node_thresholds=extend_schema(
         parameters=[AT_PARAMETER],
         responses=NodeThresholdRenderSerializer,
@@ -63,6 +82,40 @@ class ClusterViewSet(
     ordering = ["name"]
     permission_classes = [CanConfigureCluster]
     service = policies.ClusterService()
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not request.user.is_superuser:
+            raise PermissionDenied("Connecting a cluster needs a superuser.")
+        serializer = ConnectClusterSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            connected: Connected = self._call(
+                None,
+                data,
+                lambda: add_cluster(
+                    data["name"],
+                    kind=data["kind"],
+                    ctx=self._context(),
+                    kubeconfig_path=data["kubeconfig_path"],
+                    context=data["kubeconfig_context"],
+                    scheduler_configmap=data["scheduler_configmap"],
+                ),
+            )
+        except GatewayError as exc:
+            raise serializers.ValidationError(
+                {"kubeconfig_path": [f"cannot connect: {exc}"]}
+            ) from None
+        cluster = connected.cluster
+        cluster.connection = {  # type: ignore[attr-defined]
+            "server_version": connected.server_version,
+            "scheduler_configmap": str(connected.scheduler_configmap),
+            "discovered": connected.discovered,
+            "missing_permissions": [str(access) for access in connected.missing],
+        }
+        body = ConnectedClusterSerializer(cluster, context=self.get_serializer_context()).data
+        return Response(body, status=status.HTTP_201_CREATED, headers={"ETag": cluster.etag})
+
     validated_reads = ("node_thresholds",)
 
     @action(

@@ -46,19 +46,20 @@ class Cluster(VersionedModel):
     )
     scheduler_config_namespace = models.CharField(
         max_length=63,
-        default="kube-system",
+        default="koordinator-system",
         validators=[dns1123_label_validator],
-        help_text="Namespace of the ConfigMap holding the KubeSchedulerConfiguration.",
+        help_text="Namespace of the ConfigMap holding the KubeSchedulerConfiguration "
+        "(default: where Koordinator's chart puts koord-scheduler's, as deploy/rbac.yaml grants).",
     )
     scheduler_config_name = models.CharField(
         max_length=253,
-        default="kube-scheduler-config",
+        default="koord-scheduler-config",
         validators=[dns1123_subdomain_validator],
         help_text="Name of that ConfigMap.",
     )
     scheduler_config_key = models.CharField(
         max_length=253,
-        default="config.yaml",
+        default="koord-scheduler-config",
         validators=[configmap_key_validator],
         help_text="The ConfigMap key the configuration YAML is written to.",
     )

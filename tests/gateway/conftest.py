@@ -20,7 +20,15 @@ from policy.gateway.errors import NotFoundError
 from scoring.synthetic import generate_cluster
 from tests.gateway import kubeserver
 from tests.gateway.faultproxy import FaultProxy
-from tests.gateway.kubeserver import HOW_TO_BUILD, Json, KubeServer
+from tests.gateway.kubeserver import (
+    HOW_TO_BUILD,
+    ROOT,
+    Json,
+    KubeServer,
+    create,
+    ensure_namespaces,
+    manifests,
+)
 
 SEED_NOW = datetime.now(UTC).replace(microsecond=0)
 
@@ -110,3 +118,24 @@ def proxy(kube: KubeServer) -> Iterator[FaultProxy]:
     ).start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def rbac(kube: KubeServer) -> None:
+    """deploy/namespace.yaml and deploy/rbac.yaml applied, and Koordinator's two ConfigMaps."""
+    with kube.connect() as admin:
+        ensure_namespaces(admin, ["koordinator-system"])
+        for name in ("namespace.yaml", "rbac.yaml"):
+            for obj in manifests(ROOT / "deploy" / name):
+                create(admin, obj, exist_ok=True)
+        for name, key in (
+            ("koord-scheduler-config", "koord-scheduler-config"),
+            ("slo-controller-config", "colocation-config"),
+        ):
+            cm = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "koordinator-system"},
+                "data": {key: "{}"},
+            }
+            create(admin, cm, exist_ok=True)

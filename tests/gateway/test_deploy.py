@@ -21,31 +21,10 @@ from policy.gateway.desired import collect_policy
 from policy.gateway.drift import annotation_drift, configmap_key_drift
 from policy.gateway.errors import PermanentError
 from policy.gateway.readback import NODES, list_objects, read_cluster
-from tests.gateway.kubeserver import ROOT, Json, KubeServer, create, ensure_namespaces, manifests
+from tests.gateway.kubeserver import ROOT, Json, KubeServer, create, manifests
 
 DEPLOY = ROOT / "deploy"
 KOORD = "koordinator-system"
-
-
-@pytest.fixture(scope="session")
-def rbac(kube: KubeServer) -> None:
-    """deploy/namespace.yaml and deploy/rbac.yaml applied, and Koordinator's two ConfigMaps."""
-    with kube.connect() as admin:
-        ensure_namespaces(admin, [KOORD])
-        for name in ("namespace.yaml", "rbac.yaml"):
-            for obj in manifests(DEPLOY / name):
-                create(admin, obj, exist_ok=True)
-        for name, key in (
-            ("koord-scheduler-config", "koord-scheduler-config"),
-            ("slo-controller-config", "colocation-config"),
-        ):
-            cm = {
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": {"name": name, "namespace": KOORD},
-                "data": {key: "{}"},
-            }
-            create(admin, cm, exist_ok=True)
 
 
 @pytest.fixture

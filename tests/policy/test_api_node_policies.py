@@ -325,10 +325,10 @@ def test_cluster_settings_are_operator_only(
         body["scheduler_config_namespace"],
         body["scheduler_config_name"],
         body["scheduler_config_key"],
-    ) == (
-        "kube-system",
-        "kube-scheduler-config",
-        "config.yaml",
+    ) == (  # Koordinator's chart's place, which deploy/rbac.yaml grants
+        "koordinator-system",
+        "koord-scheduler-config",
+        "koord-scheduler-config",
     )
     changed = api_client.patch(
         url,

@@ -140,7 +140,7 @@ def test_operator_plans_confirms_and_the_policies_become_synced(
     assert review.status_code == 200
     html = html_of(review)
     assert "3 changes to 3 objects: 3 add" in html
-    assert "ConfigMap/kube-system/kube-scheduler-config" in html
+    assert "ConfigMap/koordinator-system/koord-scheduler-config" in html
     for node in policy.node_names:
         assert f'<th scope="row">Node/{node}</th>' in html
     assert "{&quot;usageThresholds&quot;:{&quot;cpu&quot;:55,&quot;memory&quot;:80}}" in html

@@ -1,0 +1,90 @@
+"""Connecting a cluster in one step: reach its API server, find its scheduler's ConfigMap,
+check schedboard's permissions, and store it (``manage.py add_cluster``, ``POST
+/api/v1/clusters/``).
+
+Nothing is written to the cluster: the first refresh reads it, the first push is an operator's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from policy.choices import ClusterKind
+from policy.gateway.connection import ConnectionSpec, connect
+from policy.gateway.discovery import (
+    SCHEDULER_CONFIGMAP_PLACES,
+    Access,
+    ConfigMapKey,
+    find_scheduler_configmap,
+    missing_access,
+    needed_access,
+)
+from policy.models import Cluster
+from policy.services.changes import ChangeContext
+from policy.services.policies import ClusterService
+
+SLO_CONFIGMAP = ConfigMapKey("koordinator-system", "slo-controller-config", "colocation-config")
+
+
+@dataclass
+class Connected:
+    """The stored cluster and what connecting found out."""
+
+    cluster: Cluster
+    server_version: str
+    scheduler_configmap: ConfigMapKey
+    discovered: bool  # found in a usual place (vs given, or the default when none was found)
+    missing: list[Access] = field(default_factory=list)
+
+    def report(self) -> list[str]:
+        """What a person should read, one line each."""
+        where = self.scheduler_configmap
+        if self.discovered:
+            found = f"found the scheduler configuration at {where} ({where.source})"
+        else:
+            found = f"scheduler configuration at {where}"
+        lines = [f"connected to Kubernetes {self.server_version}; {found}"]
+        lines += [f"missing permission: {access}" for access in self.missing]
+        if self.missing:
+            lines.append("apply deploy/rbac.yaml (adjusted to these names) before pushing")
+        return lines
+
+
+def add_cluster(
+    name: str,
+    *,
+    kind: str,
+    ctx: ChangeContext,
+    kubeconfig_path: str = "",
+    context: str = "",
+    scheduler_configmap: ConfigMapKey | None = None,
+    slo_configmap: ConfigMapKey = SLO_CONFIGMAP,
+) -> Connected:
+    """Connect, discover, check, then store the cluster (with its history entry).
+
+    Raises the gateway's errors when the API server cannot be reached, and
+    ``PolicyInvalid`` when the fields are not valid (a taken name, say).
+    """
+    if kind not in (ClusterKind.KUBECONFIG, ClusterKind.IN_CLUSTER):
+        raise ValueError(f"kind must be {ClusterKind.KUBECONFIG} or {ClusterKind.IN_CLUSTER}")
+    spec = ConnectionSpec(kind, kubeconfig_path, context)  # type: ignore[arg-type]
+    with connect(spec) as conn:
+        version = str(conn.version().get("gitVersion", "?"))
+        found = None if scheduler_configmap else find_scheduler_configmap(conn)
+        place = scheduler_configmap or found or SCHEDULER_CONFIGMAP_PLACES[0]
+        missing = missing_access(conn, needed_access(place, slo_configmap))
+    cluster = ClusterService().create(
+        {
+            "name": name,
+            "kind": kind,
+            "kubeconfig_path": kubeconfig_path,
+            "kubeconfig_context": context,
+            "scheduler_config_namespace": place.namespace,
+            "scheduler_config_name": place.name,
+            "scheduler_config_key": place.key,
+            "slo_config_namespace": slo_configmap.namespace,
+            "slo_config_name": slo_configmap.name,
+        },
+        ctx,
+    )
+    return Connected(cluster, version, place, found is not None, missing)

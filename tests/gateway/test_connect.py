@@ -1,0 +1,100 @@
+"""Connecting a cluster in one step, against the real kube-apiserver: ``manage.py add_cluster``
+and ``POST /api/v1/clusters/`` reach the server, find the scheduler's ConfigMap where the usual
+installations put it, name every permission schedboard lacks, and store the cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+
+from policy.models import Cluster, PolicyChange
+from tests.gateway.kubeserver import KubeServer
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("rbac")]
+
+
+def server_version(kube: KubeServer) -> str:
+    with kube.connect() as admin:
+        return str(admin.version()["gitVersion"])
+
+
+def add(*args: str) -> str:
+    out = StringIO()
+    call_command("add_cluster", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_the_admin_connects_and_koordinators_configmap_is_found(
+    kube: KubeServer, unique: Callable[[str], str]
+) -> None:
+    name = unique("koord")
+    out = add(name, "--kubeconfig", str(kube.kubeconfig), "--context", "admin")
+    assert f"connected to Kubernetes {server_version(kube)};" in out
+    assert (
+        "found the scheduler configuration at koordinator-system/koord-scheduler-config:"
+        "koord-scheduler-config (Koordinator's Helm chart)" in out
+    )
+    assert "missing permission" not in out
+    cluster = Cluster.objects.get(name=name)
+    assert (cluster.kind, cluster.kubeconfig_context) == ("kubeconfig", "admin")
+    assert (
+        cluster.scheduler_config_namespace,
+        cluster.scheduler_config_name,
+        cluster.scheduler_config_key,
+    ) == ("koordinator-system", "koord-scheduler-config", "koord-scheduler-config")
+    assert PolicyChange.objects.filter(object_id=cluster.pk, action="create").exists()
+
+
+def test_the_shipped_rbac_is_exactly_enough(kube: KubeServer, unique: Callable[[str], str]) -> None:
+    """As the service account deploy/rbac.yaml sets up: nothing missing for its ConfigMaps,
+    and every verb named for a ConfigMap it was not granted."""
+    config = str(kube.kubeconfig)
+    out = add(unique("sa-one"), "--kubeconfig", config, "--context", "schedboard")
+    assert "missing permission" not in out and "koord-scheduler-config (Koordinator's" in out
+    other = "kube-system/my-scheduler:scheduler.yaml"
+    out = add(
+        unique("sa-two"), "--kubeconfig", config, "--context", "schedboard",
+        "--scheduler-configmap", other,
+    )  # fmt: skip
+    assert "missing permission: get configmaps kube-system/my-scheduler" in out
+    assert "missing permission: update configmaps kube-system/my-scheduler" in out
+    assert "apply deploy/rbac.yaml" in out
+
+
+def test_an_unreachable_server_or_a_bad_argument_stores_nothing(
+    kube: KubeServer, tmp_path: Path, unique: Callable[[str], str]
+) -> None:
+    elsewhere = kube.kubeconfig_for("https://127.0.0.1:1", tmp_path / "kubeconfig")
+    with pytest.raises(CommandError, match="cannot connect"):
+        add(unique("down"), "--kubeconfig", str(elsewhere))
+    with pytest.raises(CommandError, match="expected NAMESPACE/NAME"):
+        add(unique("x"), "--kubeconfig", str(kube.kubeconfig), "--scheduler-configmap", "nope")
+    assert not Cluster.objects.exists()
+
+
+def test_the_api_connects_for_superusers_only(
+    kube: KubeServer, api_client: Any, superuser: User, operator: User
+) -> None:
+    body = {"name": "api-koord", "kind": "kubeconfig", "kubeconfig_path": str(kube.kubeconfig)}
+    api_client.force_login(operator)
+    assert api_client.post("/api/v1/clusters/", body, format="json").status_code == 403
+    api_client.force_login(superuser)
+    response = api_client.post("/api/v1/clusters/", body, format="json")
+    assert response.status_code == 201, response.content
+    connection = response.json()["connection"]
+    assert connection == {
+        "server_version": server_version(kube),
+        "scheduler_configmap": "koordinator-system/koord-scheduler-config:koord-scheduler-config",
+        "discovered": True,
+        "missing_permissions": [],
+    }
+    again = api_client.post("/api/v1/clusters/", body, format="json")
+    assert again.status_code == 400 and "name" in again.json()
+    missing_path = {"name": "x", "kind": "kubeconfig"}
+    assert api_client.post("/api/v1/clusters/", missing_path, format="json").status_code == 400
