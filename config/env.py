@@ -8,6 +8,7 @@ instead of half-working. An empty variable counts as unset.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -27,6 +28,19 @@ def env_str(name: str, default: str | None = None) -> str | None:
     """The variable's text, or ``default`` when unset."""
     value = _raw(name)
     return default if value is None else value
+
+
+_RATE = re.compile(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)")
+
+
+def env_rate(name: str, default: str) -> str:
+    """A request rate as DRF reads it: ``N/second``, ``N/minute``, ``N/hour`` or ``N/day``."""
+    value = _raw(name) or default
+    if not _RATE.fullmatch(value):
+        raise ImproperlyConfigured(
+            f"{name}={value!r} is not a rate: write N/second, N/minute, N/hour or N/day"
+        )
+    return value
 
 
 def env_bool(name: str, default: bool) -> bool:

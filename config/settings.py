@@ -14,7 +14,15 @@ import dj_database_url
 from csp.constants import NONCE, NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_choice, env_int, env_list, env_secret, env_url
+from config.env import (
+    env_bool,
+    env_choice,
+    env_int,
+    env_list,
+    env_rate,
+    env_secret,
+    env_url,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -205,6 +213,20 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "policy.api.errors.exception_handler",
 }
 API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 1000, minimum=1)
+
+# Rate limits of the expensive API writes, per token (or user): see policy/api/throttling.py.
+API_EVALUATE_RATE = env_rate("API_EVALUATE_RATE", "120/minute")
+API_WHATIF_RATE = env_rate("API_WHATIF_RATE", "20/minute")
+# Counters of the rate limits (and any other cache): Redis when CACHE_URL is set, so every web
+# process counts together; else each process counts alone.
+_CACHE_URL = env_url("CACHE_URL", ["redis", "rediss"])
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
+        if _CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "schedboard API",

@@ -25,11 +25,14 @@ def fast_password_hashing(settings: Any) -> None:
 def fresh_caches() -> Iterator[None]:
     """Stored snapshots are cached per process by id and creation time; tests roll back and
     reuse both, so no test may see what another one built."""
+    from django.core.cache import cache
+
     from policy.engine import clear_caches as clear_engine_caches
     from policy.views.support import clear_caches as clear_page_caches
 
     clear_engine_caches()
     clear_page_caches()
+    cache.clear()  # rate-limit counters of users whose ids the next test reuses
     yield
     clear_engine_caches()
     clear_page_caches()

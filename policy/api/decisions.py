@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from policy import evaluation
+from policy.api.throttling import EvaluateThrottle
 from policy.choices import DecisionOutcome, DecisionSource
 from policy.filtersets import UtcDateTimeFilter
 from policy.models import ApiToken, Cluster, PlacementDecision
@@ -148,11 +149,13 @@ class EvaluateView(APIView):
     """Place a pod on the cluster's newest snapshot with the engine, explain it, record it."""
 
     permission_classes = [IsViewer]
+    throttle_classes = [EvaluateThrottle]
 
     @extend_schema(
         request=EvaluateRequestSerializer,
         responses={
             201: OpenApiResponse(description="The decision: engine contract JSON plus ids."),
+            429: OpenApiResponse(description="Over API_EVALUATE_RATE (see Retry-After)."),
             400: OpenApiResponse(description="Bad pod, configuration or cluster state."),
             404: OpenApiResponse(description="No such cluster."),
         },

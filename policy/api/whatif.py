@@ -18,6 +18,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from policy.api.throttling import WhatIfThrottle
 from policy.choices import ConfigurationSource, WhatIfStatus, WorkloadSource
 from policy.filtersets import IdFilter
 from policy.models import Cluster, WhatIfRun
@@ -140,6 +141,10 @@ class WhatIfViewSet(
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer[Any]]:
         return WhatIfSummarySerializer if self.action == "list" else WhatIfRunSerializer
+
+    def get_throttles(self) -> list[Any]:
+        """Starting a comparison is limited (API_WHATIF_RATE); reading is not."""
+        return [WhatIfThrottle()] if self.action == "create" else []
 
     def get_queryset(self) -> Any:
         queryset = super().get_queryset()

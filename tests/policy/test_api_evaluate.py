@@ -172,3 +172,16 @@ def test_a_bad_cursor_is_a_400_naming_it(api_client: Any, viewer: User) -> None:
     response = api_client.get("/api/v1/decisions/", {"cursor": "not-a-cursor"})
     assert response.status_code == 400
     assert "cursor" in response.json()
+
+
+def test_evaluations_are_rate_limited_per_caller(
+    api_client: Any, viewer: User, editor: User, demo_snapshot: ClusterSnapshot, settings: Any
+) -> None:
+    settings.API_EVALUATE_RATE = "2/minute"
+    api_client.force_login(viewer)
+    answers = [evaluate(api_client, demo_snapshot, {"pod": small_pod()}) for _ in range(3)]
+    assert [a.status_code for a in answers] == [201, 201, 429]
+    assert int(answers[2]["Retry-After"]) > 0
+    assert PlacementDecision.objects.count() == 2  # the refused one stored nothing
+    api_client.force_login(editor)  # another caller has a count of its own
+    assert evaluate(api_client, demo_snapshot, {"pod": small_pod()}).status_code == 201

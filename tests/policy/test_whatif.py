@@ -410,3 +410,15 @@ def test_a_side_can_use_the_stored_node_threshold_policies(
     assert over >= len(strict) - 1  # the strict nodes are over their (new) threshold
     untouched = ClusterSnapshot.snapshots.get(pk=stored.pk).objects
     assert untouched == stored.objects  # nothing was written
+
+
+def test_starting_comparisons_is_rate_limited_reading_is_not(
+    api_client: Any, editor: User, cluster: Cluster, settings: Any
+) -> None:
+    settings.API_WHATIF_RATE = "1/minute"
+    api_client.force_login(editor)
+    body = {"cluster": cluster.pk, "workload": "", "baseline": {"source": "stored"}}
+    assert api_client.post("/api/v1/what-if/", body, format="json").status_code == 400
+    refused = api_client.post("/api/v1/what-if/", body, format="json")
+    assert refused.status_code == 429 and "Retry-After" in refused
+    assert api_client.get("/api/v1/what-if/").status_code == 200
