@@ -166,3 +166,16 @@ def test_the_beat_schedule_is_the_settings_one_and_names_real_tasks() -> None:
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
         assert entry["task"] in app.tasks
         assert 0 < entry["options"]["expires"] < entry["schedule"]
+
+
+@pytest.mark.parametrize("raw", ["120", "120/fortnight", "0/minute", "-1/second", "1.5/day"])
+def test_env_rate_refuses_what_is_not_a_rate(environ: pytest.MonkeyPatch, raw: str) -> None:
+    environ.setenv("X", raw)
+    with pytest.raises(ImproperlyConfigured, match=r"X='.*' is not a rate: write N/second"):
+        env.env_rate("X", "1/minute")
+
+
+def test_env_rate_reads_a_rate(environ: pytest.MonkeyPatch) -> None:
+    assert env.env_rate("X", "5/hour") == "5/hour"
+    environ.setenv("X", "30/minute")
+    assert env.env_rate("X", "5/hour") == "30/minute"
