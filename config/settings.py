@@ -252,6 +252,8 @@ SPECTACULAR_SETTINGS = {
         "AggregationTypeEnum": "scoring.plugins.loadaware.args.AGGREGATION_TYPES",
         "ConfigurationSourceEnum": "policy.choices.ConfigurationSource",
         "WhatIfStatusEnum": "policy.choices.WhatIfStatus",
+        "ConnectableKindEnum": "policy.choices.CONNECTABLE_KINDS",
+        "ClusterKindEnum": "policy.choices.ClusterKind",
     },
 }
 

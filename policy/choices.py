@@ -11,6 +11,13 @@ class ClusterKind(models.TextChoices):
     IN_CLUSTER = "in-cluster", "In-cluster service account"
 
 
+# The kinds with an API server to connect to (``add_cluster``, ``POST /api/v1/clusters/``).
+CONNECTABLE_KINDS = [
+    (ClusterKind.KUBECONFIG.value, ClusterKind.KUBECONFIG.label),
+    (ClusterKind.IN_CLUSTER.value, ClusterKind.IN_CLUSTER.label),
+]
+
+
 class Role(models.TextChoices):
     """Roles are Django groups of these names, created by a data migration.
 

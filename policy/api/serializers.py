@@ -8,6 +8,7 @@ from typing import Any
 from django.utils import timezone
 from rest_framework import serializers
 
+from policy.choices import CONNECTABLE_KINDS
 from policy.gateway.discovery import ConfigMapKey
 from policy.models import ApiToken, Cluster, ClusterSnapshot
 
@@ -114,7 +115,7 @@ class ConnectClusterSerializer(serializers.Serializer[Any]):
     path names a file on this server)."""
 
     name = serializers.SlugField(max_length=63)
-    kind = serializers.ChoiceField(choices=["kubeconfig", "in-cluster"])
+    kind = serializers.ChoiceField(choices=CONNECTABLE_KINDS)
     kubeconfig_path = serializers.CharField(max_length=1024, required=False, default="")
     kubeconfig_context = serializers.CharField(max_length=253, required=False, default="")
     scheduler_configmap = serializers.CharField(

@@ -350,7 +350,7 @@ def test_cluster_settings_are_operator_only(
         HTTP_IF_MATCH="*",
     )
     assert set(bad.json()) >= {"timezone", "scheduler_config_namespace", "errors"}
-    assert api_client.post("/api/v1/clusters/", {"name": "x"}).status_code == 405
+    assert api_client.post("/api/v1/clusters/", {"name": "x"}).status_code == 403  # superusers
 
 
 def test_a_threshold_for_a_resource_no_node_has_is_saved_with_a_warning(

@@ -48,9 +48,13 @@ def test_anonymous_gets_401_with_a_challenge(api_client: Any, db: None) -> None:
     assert response["WWW-Authenticate"].startswith("Token")
 
 
-def test_clusters_endpoint_is_read_only(api_client: Any, superuser: User) -> None:
+def test_only_superusers_connect_clusters(api_client: Any, superuser: User, operator: User) -> None:
+    api_client.force_login(operator)
+    refused = api_client.post("/api/v1/clusters/", {"name": "x"})
+    assert refused.status_code == 403 and "superuser" in refused.json()["detail"]
     api_client.force_login(superuser)
-    assert api_client.post("/api/v1/clusters/", {"name": "x"}).status_code == 405
+    invalid = api_client.post("/api/v1/clusters/", {"name": "x"})  # no kind
+    assert invalid.status_code == 400 and "kind" in invalid.json()
 
 
 @pytest.mark.parametrize(("persona", "status"), [("viewer", 403), ("editor", 403)])
