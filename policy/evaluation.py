@@ -120,6 +120,16 @@ def _outcome(decision: Decision) -> str:
     return DecisionOutcome.SCHEDULED
 
 
+def outcome_digest(pod: Mapping[str, Any], config_digest: str, decision: Decision) -> str:
+    """Identifies what was decided for a pod under a configuration (profile, outcome, node,
+    message), whatever snapshot it was decided on: a pending pod is recorded again only when
+    that changes, not at every refresh."""
+    outcome = [decision.profile, _outcome(decision), decision.selected_node or ""]
+    message = decision.to_dict().get("message", "") if decision.selected_node is None else ""
+    canonical = json.dumps([pod, config_digest, outcome, message], sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
 def inputs_digest(pod: Mapping[str, Any], snapshot_id: int, config_digest: str) -> str:
     """Identifies a decision's inputs, so an unchanged pending pod is not re-evaluated."""
     canonical = json.dumps([pod, snapshot_id, config_digest], sort_keys=True, default=str)
@@ -157,7 +167,30 @@ def evaluate_pod(
 ) -> PlacementDecision:
     """Evaluate ``manifest`` on the cluster's newest snapshot and record the decision."""
     decision, stored, choice = run(cluster, manifest, configuration_id)
-    digest = document_digest(choice.document)
+    digest = inputs_digest(manifest, stored.pk, document_digest(choice.document))
+    return record(
+        cluster,
+        manifest,
+        (decision, stored, choice),
+        digest=digest,
+        user=user,
+        source=source,
+        token_name=token_name,
+    )
+
+
+def record(
+    cluster: Cluster,
+    manifest: Mapping[str, Any],
+    evaluated: tuple[Decision, ClusterSnapshot, ConfigurationChoice],
+    *,
+    digest: str,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+    source: str = DecisionSource.API,
+    token_name: str = "",
+) -> PlacementDecision:
+    """Store what :func:`run` decided; ``digest`` identifies it for deduplication."""
+    decision, stored, choice = evaluated
     explanation = decision.to_dict()
     with transaction.atomic():
         return PlacementDecision.objects.create(
@@ -171,7 +204,7 @@ def evaluate_pod(
             profile=decision.profile,
             configuration_id=choice.id,
             configuration_version=choice.version,
-            configuration_digest=digest,
+            configuration_digest=document_digest(choice.document),
             selected_node=decision.selected_node or "",
             outcome=_outcome(decision),
             message=explanation.get("message", ""),
@@ -181,5 +214,5 @@ def evaluate_pod(
             requested_by=user if isinstance(user, User) else None,
             source=source,
             token_name=token_name,
-            inputs_digest=inputs_digest(manifest, stored.pk, digest),
+            inputs_digest=digest,
         )

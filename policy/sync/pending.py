@@ -2,8 +2,10 @@
 
 A pod is evaluated when it is Pending, not bound, and its ``schedulerName`` (default
 ``default-scheduler``) is a profile of the cluster's scheduler configuration; a decision is
-recorded only when its inputs (pod, snapshot, configuration) differ from the last decision
-recorded for that pod, as :func:`policy.evaluation.inputs_digest` identifies them.
+recorded only when what is decided (profile, outcome, node, or why it is unschedulable) under
+the configuration differs from the last decision recorded for that pod
+(:func:`policy.evaluation.outcome_digest`), not at every refresh: a new snapshot that changes
+nothing for the pod adds nothing to the history.
 """
 
 from __future__ import annotations
@@ -54,31 +56,36 @@ def evaluate_pending_pods(cluster: Cluster) -> dict[str, int]:
     stored = ClusterSnapshot.snapshots.get(pk=latest.pk)
     pods = pending_pods(stored.objects, managed_profiles(cluster))
     counts["pending"] = len(pods)
-    choice = evaluation.choose_configuration(cluster, None)
-    config_digest = document_digest(choice.document)
     for pod in pods[:MAX_PODS]:
-        metadata = pod.get("metadata") or {}
-        digest = evaluation.inputs_digest(pod, stored.pk, config_digest)
-        last = (
-            PlacementDecision.objects.filter(
-                cluster=cluster,
-                pod_namespace=metadata.get("namespace", "default"),
-                pod_name=metadata.get("name", ""),
-            )
-            .order_by("-created", "-id")
-            .values_list("inputs_digest", flat=True)
-            .first()
-        )
-        if last == digest:
-            counts["unchanged"] += 1
-            continue
-        try:
-            evaluation.evaluate_pod(cluster, pod, source=DecisionSource.WORKER)
-        except evaluation.EvaluationError as exc:
-            counts["errors"] += 1
-            logger.warning(
-                "pending pod %s/%s: %s", metadata.get("namespace"), metadata.get("name"), exc
-            )
-            continue
-        counts["evaluated"] += 1
+        outcome = _evaluate(cluster, pod)
+        counts[outcome] += 1
     return counts
+
+
+def _evaluate(cluster: Cluster, pod: dict[str, Any]) -> str:
+    """``evaluated``, ``unchanged`` (same decision as last recorded) or ``errors``."""
+    metadata = pod.get("metadata") or {}
+    last = (
+        PlacementDecision.objects.filter(
+            cluster=cluster,
+            source=DecisionSource.WORKER,
+            pod_namespace=metadata.get("namespace", "default"),
+            pod_name=metadata.get("name", ""),
+        )
+        .order_by("-created", "-id")
+        .values_list("inputs_digest", flat=True)
+        .first()
+    )
+    try:
+        evaluated = evaluation.run(cluster, pod)
+    except evaluation.EvaluationError as exc:
+        logger.warning(
+            "pending pod %s/%s: %s", metadata.get("namespace"), metadata.get("name"), exc
+        )
+        return "errors"
+    decision, _, choice = evaluated
+    digest = evaluation.outcome_digest(pod, document_digest(choice.document), decision)
+    if digest == last:
+        return "unchanged"
+    evaluation.record(cluster, pod, evaluated, digest=digest, source=DecisionSource.WORKER)
+    return "evaluated"

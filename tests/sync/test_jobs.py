@@ -3,6 +3,7 @@ lost or interrupted jobs, time windows, demo NodeMetric drift and pending-pod ev
 
 from __future__ import annotations
 
+import copy
 from datetime import time, timedelta
 from typing import Any
 
@@ -19,6 +20,7 @@ from policy.models import (
     SyncJob,
 )
 from policy.sync import jobs
+from policy.sync.appliers import store_derived_snapshot
 from policy.sync.demo import drifted_objects
 
 pytestmark = pytest.mark.django_db
@@ -241,6 +243,32 @@ def test_pending_pods_are_evaluated_once_per_inputs(demo_snapshot: Any) -> None:
     again = tasks.evaluate_pending.apply((cluster.pk,)).get()
     assert again["evaluated"] == 0 and again["unchanged"] == first["pending"]
     assert decisions.count() == first["pending"]
+
+
+def test_a_new_snapshot_that_changes_nothing_for_a_pod_records_nothing(
+    demo_snapshot: Any,
+) -> None:
+    """A refresh stores a new snapshot every minute; pending pods whose decision is the same
+    are not recorded again. One whose decision changes is."""
+    cluster = demo_snapshot.cluster
+    first = tasks.evaluate_pending.apply((cluster.pk,)).get()
+    decisions = PlacementDecision.objects.filter(cluster=cluster, source="worker")
+    assert decisions.count() == first["pending"] > 0
+    store_derived_snapshot(demo_snapshot, list(demo_snapshot.objects))  # same objects
+    again = tasks.evaluate_pending.apply((cluster.pk,)).get()
+    assert (again["evaluated"], again["unchanged"]) == (0, first["pending"])
+    # Every node cordoned: each pending pod is now unschedulable, so each is recorded again.
+    cordoned = copy.deepcopy(list(demo_snapshot.objects))
+    for obj in cordoned:
+        if obj["kind"] == "Node":
+            obj["spec"]["unschedulable"] = True
+    store_derived_snapshot(demo_snapshot, cordoned)
+    changed = tasks.evaluate_pending.apply((cluster.pk,)).get()
+    assert changed["evaluated"] == first["pending"]
+    assert decisions.count() == 2 * first["pending"]
+    assert set(decisions.order_by("-id")[: first["pending"]].values_list("outcome", flat=True)) == {
+        "unschedulable"
+    }
 
 
 def test_refresh_of_a_demo_cluster_stores_a_snapshot_and_checks_drift(
