@@ -558,6 +558,22 @@ def merge_colocation(
 _NODE_CONFIG_FIELDS = ("nodeSelector", *desired_state.COLLECT_FIELDS)
 
 
+def written_colocation_fields(
+    cluster: Mapping[str, int | None],
+    node_configs: Sequence[Mapping[str, Any]],
+    owned_configs: AbstractSet[str],
+) -> dict[str, Any]:
+    """The :func:`colocation_fields` a push that succeeded left as schedboard wrote them: the
+    cluster-wide fields it set, and every managed field of the nodeConfigs entries it owns."""
+    fields: dict[str, Any] = {key: value for key, value in cluster.items() if value is not None}
+    for entry in node_configs:
+        name = str(entry["name"])
+        if name in owned_configs:
+            for key in _NODE_CONFIG_FIELDS:
+                fields[f"nodeConfigs[{name}].{key}"] = entry.get(key)
+    return fields
+
+
 def colocation_fields(text: str | None) -> dict[str, Any]:
     """The fields of a ``colocation-config`` a collect policy may write: the cluster-wide
     collect fields and each named ``nodeConfigs`` entry's (the whole text if it is unreadable)."""

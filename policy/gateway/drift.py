@@ -10,11 +10,12 @@ edited since the last push is pending, not drift. The functions compare objects 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from policy.gateway.apply import unified_diff
+from policy.gateway.apply import colocation_fields, unified_diff
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
 
@@ -57,6 +58,36 @@ def configmap_key_drift(
     if actual == last_written:
         return None
     return Drift("ConfigMap", namespace, name, f"data[{key}]", last_written, actual)
+
+
+def colocation_drift(
+    configmap: Mapping[str, Any] | None,
+    namespace: str,
+    name: str,
+    key: str,
+    written: Mapping[str, Any],
+) -> list[Drift]:
+    """The collect-policy fields of the read slo-controller ConfigMap's ``data[key]`` that
+    differ from what schedboard last wrote there (``written``: field -> value); fields it
+    does not manage are not looked at."""
+    text = ((configmap or {}).get("data") or {}).get(key)
+    actual = colocation_fields(text)
+    return [
+        Drift(
+            "ConfigMap",
+            namespace,
+            name,
+            f"data[{key}] {field}",
+            _json(written[field]),
+            _json(actual.get(field)),
+        )
+        for field in sorted(written)
+        if actual.get(field) != written[field]
+    ]
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True)
 
 
 def annotation_drift(

@@ -116,6 +116,9 @@ class ClusterSyncState(models.Model):
     # The cluster-wide colocation-config collect fields schedboard wrote and may remove again;
     # the others are their owners' and are never touched.
     owned_collect_fields = models.JSONField(default=list, blank=True)
+    # colocation-config's collect-policy fields as the last push left them (field -> value),
+    # so a refresh can tell when someone changed one.
+    colocation_written = models.JSONField(default=dict, blank=True)
     # The thresholds time windows' state at the last push (ids of the active policies).
     active_windows = models.JSONField(null=True, blank=True)
     # Drift found by the last refresh.

@@ -20,7 +20,7 @@ from django.utils import timezone
 from policy.choices import ClusterKind
 from policy.gateway import apply as gw
 from policy.gateway.connection import Connection, ConnectionSpec, Timeouts, connect
-from policy.gateway.drift import Drift, annotation_drift, configmap_key_drift
+from policy.gateway.drift import Drift, annotation_drift, colocation_drift, configmap_key_drift
 from policy.gateway.errors import ApplyError, GatewayError
 from policy.gateway.readback import read_cluster
 from policy.gateway.retry import DEFAULT_POLICY, RetryPolicy
@@ -207,6 +207,12 @@ class KubeTarget:
                 configmap, namespace, name, c.scheduler_config_key, state.scheduler_config
             )
             drift[:0] = [changed] if changed else []
+        if state.colocation_written:
+            target = self.slo_target
+            configmap = gw.read_configmap(self.conn, target.namespace, target.name)
+            drift += colocation_drift(
+                configmap, target.namespace, target.name, target.key, state.colocation_written
+            )
         partial = RefreshResult(drift, counts=dict(readback.counts), missing=readback.missing)
         return readback.objects, readback.taken_at, partial
 

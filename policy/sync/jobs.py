@@ -34,6 +34,7 @@ from django.utils import timezone
 
 from policy import broker
 from policy.choices import ClusterKind, PushMode
+from policy.gateway import apply as gw
 from policy.gateway.errors import (
     ConflictError,
     GatewayError,
@@ -326,7 +327,7 @@ def _push(job: SyncJob) -> None:
         raise
     else:
         retry = None
-        _finish_push(job, log, desired, result)
+        _finish_push(job, log, desired, result, wrote_slo=cluster.kind != ClusterKind.DEMO)
     finally:
         target.close()
         release_cluster(cluster, job)
@@ -354,7 +355,9 @@ def _beyond_confirmed(job: SyncJob, log: JobLog, planned: list[dict[str, Any]]) 
     return True
 
 
-def _finish_push(job: SyncJob, log: JobLog, desired: planners.Desired, result: Any) -> None:
+def _finish_push(
+    job: SyncJob, log: JobLog, desired: planners.Desired, result: Any, *, wrote_slo: bool
+) -> None:
     log("applied %d change(s)", len(result.applied))
     for note in result.notes:
         log("note: %s", note)
@@ -371,6 +374,10 @@ def _finish_push(job: SyncJob, log: JobLog, desired: planners.Desired, result: A
         state.owned_nodes = sorted(result.owned.nodes)
         state.owned_node_configs = sorted(result.owned.node_configs)
         state.owned_collect_fields = sorted(result.owned.collect_fields)
+        if desired.manage_slo and wrote_slo:
+            state.colocation_written = gw.written_colocation_fields(
+                desired.collect_cluster, desired.node_configs, result.owned.node_configs
+            )
         state.active_windows = desired.active_windows
         state.last_push = job
         state.last_pushed_at = now

@@ -12,6 +12,7 @@ import pytest
 
 from policy.gateway.connection import Connection
 from policy.models import Cluster, ClusterSyncState, NodeMetricCollectPolicy
+from policy.services import sync as sync_services
 from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces
 
 NAMESPACE = "koordinator-system"
@@ -93,3 +94,37 @@ def test_a_push_changes_only_the_collect_fields_its_policy_sets(
     assert state.owned_collect_fields == []
     again = push_now(cluster)
     assert again.status == "succeeded" and again.changes == []
+
+
+@pytest.mark.django_db
+def test_a_hand_edit_of_a_collect_field_schedboard_wrote_is_drift(
+    cluster: Cluster, admin: Connection, push_now: Callable[[Cluster], Any], run_on_commit: Any
+) -> None:
+    """Another field of colocation-config is someone else's business; the report interval
+    schedboard wrote, edited by hand, is drift (the next push would undo it)."""
+    NodeMetricCollectPolicy.objects.create(
+        cluster=cluster, name="default", is_default=True, report_interval_seconds=25
+    )
+    assert push_now(cluster).status == "succeeded"
+
+    def refreshed_drift() -> list[dict[str, Any]]:
+        with run_on_commit():
+            job = sync_services.refresh(cluster)
+        job.refresh_from_db()
+        assert job.status == "succeeded", job.log
+        drift: list[dict[str, Any]] = ClusterSyncState.objects.get(cluster=cluster).drift
+        return drift
+
+    assert refreshed_drift() == []
+    path = f"/api/v1/namespaces/{NAMESPACE}/configmaps/{cluster.slo_config_name}"
+    configmap = admin.request("GET", path)
+    edited = {**json.loads(configmap["data"][KEY]), "cpuReclaimThresholdPercent": 70}
+    configmap["data"][KEY] = json.dumps(edited)
+    admin.request("PUT", path, body=configmap)
+    assert refreshed_drift() == []  # not a field schedboard manages
+    configmap = admin.request("GET", path)
+    configmap["data"][KEY] = json.dumps({**edited, "metricReportIntervalSeconds": 45})
+    admin.request("PUT", path, body=configmap)
+    [drift] = refreshed_drift()
+    assert drift["field"] == f"data[{KEY}] metricReportIntervalSeconds"
+    assert (drift["expected"], drift["actual"]) == ("25", "45")
