@@ -110,3 +110,4 @@ class SyncJobTrigger(models.TextChoices):
     AUTOMATIC = "automatic", "A policy changed (automatic push mode)"
     TIME_WINDOW = "time-window", "A threshold time window opened or closed"
     SCHEDULE = "schedule", "Periodic task"
+    AFTER_PUSH = "after-push", "Read back after a push"

@@ -393,6 +393,8 @@ def _finish_push(
         )
         if job.cluster.kind == ClusterKind.DEMO and result.applied:
             _after_refresh(job.cluster_id)
+        elif result.applied:  # drift, sync status and the dashboard then see what was written
+            request_refresh(job.cluster, trigger=SyncJobTrigger.AFTER_PUSH)
 
 
 def _store_refresh(job: SyncJob, state: ClusterSyncState, target: Any, log: JobLog) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from policy.gateway.connection import Connection
-from policy.models import Cluster, ClusterSyncState, NodeMetricCollectPolicy
+from policy.models import Cluster, ClusterSyncState, NodeMetricCollectPolicy, SyncJob
 from policy.services import sync as sync_services
 from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces
 
@@ -106,6 +106,9 @@ def test_a_hand_edit_of_a_collect_field_schedboard_wrote_is_drift(
         cluster=cluster, name="default", is_default=True, report_interval_seconds=25
     )
     assert push_now(cluster).status == "succeeded"
+    # The push is read back at once: drift and the snapshot show what it wrote.
+    [after_push] = SyncJob.objects.filter(cluster=cluster, kind="refresh")
+    assert (after_push.trigger, after_push.status) == ("after-push", "succeeded")
 
     def refreshed_drift() -> list[dict[str, Any]]:
         with run_on_commit():
