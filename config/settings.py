@@ -302,6 +302,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60.0,  # NodeMetrics report every 60 s by default
         "options": {"expires": 50},
     },
+    "refresh-clusters": {
+        "task": "policy.tasks.refresh_clusters",
+        "schedule": 15.0,  # each cluster on its own refresh_interval_seconds (default 60)
+        "options": {"expires": 14},
+    },
     "recover-sync-jobs": {
         "task": "policy.tasks.recover_sync_jobs",
         "schedule": 60.0,

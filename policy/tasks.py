@@ -61,6 +61,14 @@ def refresh_cluster(self: Any, job_id: int) -> dict[str, Any] | None:
 
 
 @shared_task
+def refresh_clusters() -> list[int]:
+    """Beat, every 15 s: refresh the connected clusters whose refresh interval has passed."""
+    from policy.sync import jobs
+
+    return jobs.refresh_due()
+
+
+@shared_task
 def evaluate_pending(cluster_id: int) -> dict[str, int] | None:
     """Record a decision for each pending pod of a managed profile whose inputs changed."""
     from policy.models import Cluster

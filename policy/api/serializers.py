@@ -50,6 +50,7 @@ class ClusterSerializer(serializers.HyperlinkedModelSerializer[Cluster]):
             "slo_config_namespace",
             "slo_config_name",
             "push_mode",
+            "refresh_interval_seconds",
             "timezone",
             "created",
             "updated",

@@ -10,6 +10,7 @@ Koordinator, no NRT exporter) is reported missing rather than failing the read.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -143,6 +144,23 @@ def read_cluster(
         else:
             versions[kind.kind] = result.resource_version
     return Readback(objects, versions, missing, started, clock(), counts)
+
+
+def version_signature(objects: list[Json]) -> str:
+    """What identifies this state of the objects: each one's kind, name and resourceVersion
+    (a list's own resourceVersion is the whole store's revision, which every lease renewal
+    moves, so it cannot tell whether these objects changed). Equal signatures: nothing changed.
+    """
+    keys = sorted(
+        "{}/{}/{}@{}".format(
+            obj.get("kind", ""),
+            (obj.get("metadata") or {}).get("namespace", ""),
+            (obj.get("metadata") or {}).get("name", ""),
+            (obj.get("metadata") or {}).get("resourceVersion", ""),
+        )
+        for obj in objects
+    )
+    return hashlib.sha256("\n".join(keys).encode()).hexdigest()
 
 
 @dataclass(frozen=True)

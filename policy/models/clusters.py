@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator
 from django.db import models
 from django.db.models import Q
 
@@ -33,6 +34,7 @@ class Cluster(VersionedModel):
         "slo_config_namespace",
         "slo_config_name",
         "push_mode",
+        "refresh_interval_seconds",
         "timezone",
     )
 
@@ -75,6 +77,12 @@ class Cluster(VersionedModel):
         default="slo-controller-config",
         validators=[dns1123_subdomain_validator],
         help_text="Name of Koordinator's slo-controller ConfigMap.",
+    )
+    refresh_interval_seconds = models.PositiveIntegerField(
+        default=60,
+        validators=[MaxValueValidator(86_400)],
+        help_text="Read the cluster back every this many seconds (0: only when asked). A "
+        "refresh that finds nothing changed stores no new snapshot.",
     )
     push_mode = models.CharField(
         max_length=16,

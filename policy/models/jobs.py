@@ -119,6 +119,9 @@ class ClusterSyncState(models.Model):
     # colocation-config's collect-policy fields as the last push left them (field -> value),
     # so a refresh can tell when someone changed one.
     colocation_written = models.JSONField(default=dict, blank=True)
+    # The objects' version signature at the last refresh (gateway.readback.version_signature):
+    # a refresh that finds the same stores no new snapshot.
+    objects_signature = models.CharField(max_length=64, blank=True, default="")
     # The thresholds time windows' state at the last push (ids of the active policies).
     active_windows = models.JSONField(null=True, blank=True)
     # Drift found by the last refresh.

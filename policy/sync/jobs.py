@@ -41,6 +41,7 @@ from policy.gateway.errors import (
     ResourceVersionExpired,
     TransientError,
 )
+from policy.gateway.readback import version_signature
 from policy.models import (
     Cluster,
     ClusterSyncState,
@@ -53,7 +54,7 @@ from policy.services import record_snapshot, rendering
 from policy.services.policies import PolicyInvalid
 from policy.services.sync_status import SYNCED, cluster_status
 from policy.sync import planners
-from policy.sync.appliers import PushFailed, as_dicts, target_for
+from policy.sync.appliers import KubeTarget, PushFailed, as_dicts, target_for
 from policy.sync.confirmation import confirmed_only, describe, unconfirmed
 
 logger = logging.getLogger(__name__)
@@ -399,8 +400,15 @@ def _finish_push(
 
 def _store_refresh(job: SyncJob, state: ClusterSyncState, target: Any, log: JobLog) -> Any:
     objects, taken_at, result = target.refresh(state)
+    latest = job.cluster.latest_snapshot()
+    signature = version_signature(objects) if isinstance(target, KubeTarget) else ""
+    if signature and signature == state.objects_signature and latest is not None:
+        result.snapshot = latest
+        log("nothing changed since snapshot %s: no new snapshot stored", latest.pk)
+        return result
     snapshot = record_snapshot(job.cluster, objects, taken_at)
     result.snapshot = snapshot
+    ClusterSyncState.objects.filter(pk=state.pk).update(objects_signature=signature)
     log("stored snapshot %s: %s", snapshot.pk, snapshot.counts())
     if result.missing:
         log("kinds not served by the cluster: %s", ", ".join(result.missing))
@@ -544,3 +552,24 @@ def apply_time_windows(at: Any = None) -> list[int]:
         request_push(cluster, trigger=SyncJobTrigger.TIME_WINDOW)
         pushed.append(cluster.pk)
     return pushed
+
+
+def refresh_due(now: Any = None) -> list[int]:
+    """Beat: queue a refresh of every connected cluster whose interval has passed since its
+    last refresh (queued, running or done); returns their ids. Demo clusters drift on their own
+    schedule; an interval of 0 means only when asked."""
+    now = now or timezone.now()
+    due = []
+    clusters = Cluster.objects.exclude(kind=ClusterKind.DEMO).filter(refresh_interval_seconds__gt=0)
+    for cluster in clusters:
+        last = (
+            SyncJob.objects.filter(cluster=cluster, kind=SyncJobKind.REFRESH)
+            .order_by("-created")
+            .values_list("created", flat=True)
+            .first()
+        )
+        if last is not None and now - last < timedelta(seconds=cluster.refresh_interval_seconds):
+            continue
+        request_refresh(cluster, trigger=SyncJobTrigger.SCHEDULE)
+        due.append(cluster.pk)
+    return due

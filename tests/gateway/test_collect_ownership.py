@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from policy.gateway.connection import Connection
+from policy.gateway.connection import MERGE_PATCH, Connection
 from policy.models import Cluster, ClusterSyncState, NodeMetricCollectPolicy, SyncJob
 from policy.services import sync as sync_services
 from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces
@@ -131,3 +131,30 @@ def test_a_hand_edit_of_a_collect_field_schedboard_wrote_is_drift(
     [drift] = refreshed_drift()
     assert drift["field"] == f"data[{KEY}] metricReportIntervalSeconds"
     assert (drift["expected"], drift["actual"]) == ("25", "45")
+
+
+@pytest.mark.django_db
+def test_a_refresh_that_finds_nothing_changed_stores_no_snapshot(
+    cluster: Cluster,
+    admin: Connection,
+    run_on_commit: Any,
+    scratch_nodes: Callable[..., list[str]],
+) -> None:
+    [node] = scratch_nodes(1)
+
+    def refresh() -> Any:
+        with run_on_commit():
+            job = sync_services.refresh(cluster)
+        job.refresh_from_db()
+        assert job.status == "succeeded", job.log
+        return job
+
+    first = refresh()
+    again = refresh()
+    assert again.snapshot_id == first.snapshot_id
+    assert "nothing changed since snapshot" in again.log
+    body = {"metadata": {"labels": {"example.com/moved": "yes"}}}
+    admin.request("PATCH", f"/api/v1/nodes/{node}", body=body, content_type=MERGE_PATCH)
+    changed = refresh()
+    assert changed.snapshot_id != first.snapshot_id
+    assert cluster.snapshots.count() == 2

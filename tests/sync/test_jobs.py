@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from policy import tasks
 from policy.models import (
+    Cluster,
     ClusterSnapshot,
     ClusterSyncState,
     NodeThresholdPolicy,
@@ -285,3 +286,19 @@ def test_refresh_of_a_demo_cluster_stores_a_snapshot_and_checks_drift(
     drift = api_client.get(f"/api/v1/clusters/{cluster.pk}/drift/").json()
     assert drift["drifted"] and drift["drift"][0]["name"] == node
     assert drift["drift"][0]["actual"] is None and drift["snapshot"]["age_seconds"] >= 0
+
+
+def test_connected_clusters_are_refreshed_on_their_own_interval(demo_snapshot: Any) -> None:
+    """The beat's task queues a refresh once a cluster's interval has passed since its last
+    one; a demo cluster, one with interval 0, and one refreshed recently are left alone."""
+    now = timezone.now()
+    due = Cluster.objects.create(name="due", kind="in-cluster", refresh_interval_seconds=60)
+    manual = Cluster.objects.create(name="manual", kind="in-cluster", refresh_interval_seconds=0)
+    recent = Cluster.objects.create(name="recent", kind="in-cluster", refresh_interval_seconds=600)
+    SyncJob.objects.create(cluster=recent, kind="refresh", status="succeeded")
+    assert jobs.refresh_due(now) == [due.pk]
+    [job] = SyncJob.objects.filter(cluster=due)
+    assert (job.kind, job.trigger, job.status) == ("refresh", "schedule", "queued")
+    assert jobs.refresh_due(now + timedelta(seconds=30)) == []  # queued just now
+    assert jobs.refresh_due(now + timedelta(seconds=61)) == [due.pk]
+    assert not SyncJob.objects.filter(cluster__in=[manual, demo_snapshot.cluster]).exists()
