@@ -292,6 +292,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 3600.0,
         "options": {"expires": 1800},
     },
+    "prune-decisions": {
+        "task": "policy.tasks.prune_decisions_task",
+        "schedule": 3600.0,
+        "options": {"expires": 1800},
+    },
     "apply-time-windows": {
         "task": "policy.tasks.apply_time_windows",
         "schedule": 60.0,  # windows open and close on the minute
@@ -322,6 +327,9 @@ CELERY_BEAT_SCHEDULE = {
 # --- schedboard ---------------------------------------------------------------------------
 
 SNAPSHOT_RETENTION = env_int("SNAPSHOT_RETENTION", 20, minimum=1)
+# Decision history kept: this many days, and at most this many decisions per cluster.
+DECISION_RETENTION_DAYS = env_int("DECISION_RETENTION_DAYS", 30, minimum=1)
+DECISION_RETENTION_COUNT = env_int("DECISION_RETENTION_COUNT", 100_000, minimum=1)
 BROKER_CHECK_TIMEOUT = 2.0
 # /readyz gives the database this long to answer SELECT 1 before reporting it unavailable.
 DATABASE_CHECK_TIMEOUT = 3.0

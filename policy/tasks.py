@@ -20,6 +20,14 @@ def ping() -> str:
 
 
 @shared_task
+def prune_decisions_task() -> int:
+    """Periodic (beat): drop decisions past DECISION_RETENTION_DAYS / _COUNT."""
+    deleted = services.prune_decisions()
+    logger.info("pruned %d decisions", deleted)
+    return deleted
+
+
+@shared_task
 def prune_snapshots_task() -> int:
     """Periodic (beat): keep the newest ``SNAPSHOT_RETENTION`` snapshots per cluster."""
     deleted = services.prune_snapshots()

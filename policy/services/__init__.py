@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from policy.choices import ClusterKind
-from policy.models import ApiToken, Cluster, ClusterSnapshot
+from policy.models import ApiToken, Cluster, ClusterSnapshot, PlacementDecision
 from policy.snapshots import count_objects
 from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
 from scoring.synthetic import generate_cluster
@@ -126,6 +126,23 @@ def prune_snapshots(keep: int | None = None) -> int:
         )[:keep]
         stale = ClusterSnapshot.snapshots.filter(cluster_id=cluster_id).exclude(id__in=list(newest))
         deleted += stale.delete()[0]
+    return deleted
+
+
+def prune_decisions(now: datetime | None = None) -> int:
+    """Delete decisions older than ``DECISION_RETENTION_DAYS``, and beyond the newest
+    ``DECISION_RETENTION_COUNT`` of each cluster; returns how many went. Explanations are
+    large (every node's verdict), so history is bounded in time and per cluster."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(days=settings.DECISION_RETENTION_DAYS)
+    deleted = PlacementDecision.objects.filter(created__lt=cutoff).delete()[0]
+    keep = settings.DECISION_RETENTION_COUNT
+    for cluster_id in Cluster.objects.values_list("id", flat=True):
+        newest = PlacementDecision.objects.filter(cluster_id=cluster_id).order_by("-created", "-id")
+        beyond = newest.values_list("id", flat=True)[keep:]
+        ids = list(beyond)
+        if ids:
+            deleted += PlacementDecision.objects.filter(id__in=ids).delete()[0]
     return deleted
 
 

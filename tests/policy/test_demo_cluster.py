@@ -140,3 +140,22 @@ def test_a_kubeconfig_cluster_needs_a_path() -> None:
         Cluster(name="demo2", kind="demo", kubeconfig_path="/x").full_clean()
     with pytest.raises(IntegrityError), transaction.atomic():
         Cluster.objects.create(name="prod", kind="kubeconfig")
+
+
+def test_prune_drops_old_decisions_and_caps_each_cluster(
+    demo_snapshot: Any, settings: Any, celery_eager: None
+) -> None:
+    from policy.evaluation import evaluate_pod
+    from policy.models import PlacementDecision
+    from tests.scoring.builders import make_container, make_pod
+
+    cluster = demo_snapshot.cluster
+    for n in range(5):
+        evaluate_pod(cluster, make_pod(f"p{n}", containers=[make_container("a", {"cpu": "1"})]))
+    decisions = PlacementDecision.objects.filter(cluster=cluster).order_by("-created", "-id")
+    newest = list(decisions.values_list("id", flat=True))
+    PlacementDecision.objects.filter(id=newest[-1]).update(created=NOW - timedelta(days=31))
+    settings.DECISION_RETENTION_COUNT = 3
+    assert services.prune_decisions(now=NOW) == 2  # one too old, one beyond the newest 3
+    assert list(decisions.values_list("id", flat=True)) == newest[:3]
+    assert tasks.prune_decisions_task.delay().get() == 0
