@@ -239,6 +239,7 @@ def apply_configmap_key(
     value: str | None,
     *,
     plan: Plan | None = None,
+    on_write: OnWrite | None = None,
 ) -> ApplyResult:
     """Make ``data[key]`` equal ``value``. ``plan`` (a confirmed dry-run) is written as is if
     the ConfigMap has not changed since (an empty one writes nothing); if it has, the write
@@ -252,10 +253,11 @@ def apply_configmap_key(
 
     first = plan if plan is not None else replan()
     write = lambda c: _write_configmap_key(conn, c, key)  # noqa: E731
-    return _apply_single(first, replan, write, now, _whole_text)
+    return _apply_single(first, replan, write, now, _whole_text, on_write)
 
 
 Fields = Callable[[str | None], dict[str, Any]]
+OnWrite = Callable[["Change"], None]
 
 
 def _whole_text(text: str | None) -> dict[str, Any]:
@@ -287,6 +289,7 @@ def _apply_single(
     write: Callable[[Change], None],
     now: Callable[[], str | None],
     fields: Fields,
+    on_write: OnWrite | None = None,
 ) -> ApplyResult:
     """Write a one-object plan; on a conflict re-read, re-plan and write again, unless the
     conflicting writer changed a field the plan writes (:func:`concurrent_edit`).
@@ -313,6 +316,9 @@ def _apply_single(
 
     written = on_conflict(step, what="configmap write")
     changes = written.changes or (state["attempted"].changes if written is not plan else [])
+    if on_write is not None:
+        for change in changes:
+            on_write(change)
     return ApplyResult(list(changes), list(written.notes), written.owned)
 
 
@@ -417,9 +423,11 @@ def apply_node_annotations(
     *,
     annotation: str = ANNOTATION_USAGE_THRESHOLDS,
     plan: Plan | None = None,
+    on_write: OnWrite | None = None,
 ) -> ApplyResult:
     """Write ``plan`` (or a fresh one) node by node; a node that changed meanwhile is re-read
-    and re-planned. Raises :class:`ApplyError` with what was written if a write fails."""
+    and re-planned. Raises :class:`ApplyError` with what was written if a write fails.
+    ``on_write`` hears of each write as soon as it landed (a job records it there and then)."""
     if plan is None:
         plan = plan_node_annotations(conn, desired, owned, annotation=annotation)
     touched = {change.name for change in plan.changes}
@@ -434,6 +442,8 @@ def apply_node_annotations(
             raise ApplyError(exc, result.applied, frozenset(owned_now | pending)) from None
         if written:
             result.applied.append(written)
+            if on_write is not None:
+                on_write(written)
         if owns:
             owned_now.add(change.name)
     result.owned = frozenset(owned_now)
@@ -695,6 +705,7 @@ def apply_slo_colocation(
     *,
     target: SloTarget = SloTarget(),
     plan: Plan | None = None,
+    on_write: OnWrite | None = None,
 ) -> ApplyResult:
     """Write the collect policy; on a conflict the JSON is merged again over the fresh value,
     so a concurrent writer's keys and fields survive."""
@@ -707,7 +718,7 @@ def apply_slo_colocation(
 
     first = plan if plan is not None else replan()
     write = lambda c: _write_configmap_key(conn, c, target.key)  # noqa: E731
-    result = _apply_single(first, replan, write, now, colocation_fields)
+    result = _apply_single(first, replan, write, now, colocation_fields, on_write)
     if result.owned is None:
         result.owned = frozenset(owned)
     return result

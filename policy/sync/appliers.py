@@ -144,7 +144,10 @@ class KubeTarget:
             )
         return plan
 
-    def apply(self, desired: Desired, owned: Owned, plan: PushPlan) -> PushResult:
+    def apply(
+        self, desired: Desired, owned: Owned, plan: PushPlan, on_write: gw.OnWrite | None = None
+    ) -> PushResult:
+        """Write the plan; ``on_write`` hears of each write as it lands."""
         c = self.cluster
         applied: list[gw.Change] = []
         notes: list[str] = []
@@ -158,11 +161,12 @@ class KubeTarget:
                     c.scheduler_config_key,
                     desired.scheduler_config,
                     plan=plan.config,
+                    on_write=on_write,
                 )
                 applied += result.applied
             try:
                 nodes = gw.apply_node_annotations(
-                    self.conn, desired.annotations, owned.nodes, plan=plan.nodes
+                    self.conn, desired.annotations, owned.nodes, plan=plan.nodes, on_write=on_write
                 )
             except ApplyError as exc:
                 applied += exc.applied
@@ -178,6 +182,7 @@ class KubeTarget:
                     owned.node_configs,
                     target=self.slo_target,
                     plan=plan.slo,
+                    on_write=on_write,
                 )
                 applied += slo.applied
                 notes += slo.notes
@@ -268,11 +273,16 @@ class DemoTarget:
             )
         return plan
 
-    def apply(self, desired: Desired, owned: Owned, plan: PushPlan) -> PushResult:
+    def apply(
+        self, desired: Desired, owned: Owned, plan: PushPlan, on_write: gw.OnWrite | None = None
+    ) -> PushResult:
         after = plan.owned_after(owned)
         if plan.nodes:
             objects = with_node_changes(self._snapshot().objects, plan.nodes.changes)
             store_derived_snapshot(self._snapshot(), objects)
+        if on_write is not None:
+            for change in plan.changes:
+                on_write(change)
         return PushResult(list(plan.changes), plan.notes, after)
 
     def refresh(

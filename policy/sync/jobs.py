@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -60,7 +62,11 @@ from policy.sync.confirmation import confirmed_only, describe, unconfirmed
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 6
-LEASE_SECONDS = 300.0  # a running job not finished by then is taken to be interrupted
+# A running job's lease: its worker renews it every HEARTBEAT_SECONDS while it works, so one
+# not renewed for LEASE_SECONDS (a killed worker, a lost machine) is taken to be interrupted
+# and recovered within about a minute, however long a push of many nodes takes.
+LEASE_SECONDS = 60.0
+HEARTBEAT_SECONDS = 15.0
 BACKOFF_BASE = 2.0
 BACKOFF_CAP = 120.0
 STALE_QUEUED_SECONDS = 120.0  # a queued job nobody claimed by then lost its message
@@ -181,6 +187,62 @@ class JobLog:
         return f"{previous}\n{new}\n" if previous else f"{new}\n"
 
 
+class _GatewayLines(logging.Handler):
+    """What the gateway logs while this thread runs a job (a 409 re-read, a retried 500)
+    goes into the job's own log too."""
+
+    def __init__(self, log: JobLog) -> None:
+        super().__init__(logging.INFO)
+        self.log = log
+        self.thread = threading.get_ident()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread == self.thread:
+            self.log(record.getMessage())
+
+
+@contextmanager
+def _working(job: SyncJob, log: JobLog) -> Iterator[None]:
+    """While a job runs: gateway messages go into its log, and a heartbeat renews its lease
+    (and its cluster's push lock) every HEARTBEAT_SECONDS, from a thread of its own."""
+    gateway = logging.getLogger("policy.gateway")
+    lines = _GatewayLines(log)
+    stop = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(job, stop), daemon=True, name="heartbeat")
+    gateway.addHandler(lines)
+    beat.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        gateway.removeHandler(lines)
+        beat.join(timeout=5)
+
+
+def _heartbeat(job: SyncJob, stop: threading.Event) -> None:
+    try:
+        while not stop.wait(HEARTBEAT_SECONDS):
+            renew(job)
+    finally:
+        connection.close()  # this thread's own database connection
+
+
+def renew(job: SyncJob) -> bool:
+    """Move the running job's lease (and its push lock) on; False if it is not running here
+    any more (finished, or taken over after this worker was thought dead)."""
+    until = timezone.now() + timedelta(seconds=LEASE_SECONDS)
+    try:
+        mine = SyncJob.objects.filter(pk=job.pk, status=SyncJobStatus.RUNNING, worker=job.worker)
+        renewed = bool(mine.update(lease_expires=until))
+        ClusterSyncState.objects.filter(cluster_id=job.cluster_id, locked_by=job).update(
+            lock_expires=until
+        )
+    except DatabaseError:  # a busy or unreachable database: the next beat tries again
+        logger.warning("sync job %s: could not renew its lease", job.pk, exc_info=True)
+        return False
+    return renewed
+
+
 def claim(job_id: int, worker: str) -> SyncJob | None:
     """Take the job if it is queued, or running with an expired lease (its worker died)."""
     now = timezone.now()
@@ -264,7 +326,7 @@ def _handle(
         message = _error_message(exc)
         if job.attempts < MAX_ATTEMPTS:
             return _requeue(job, log, message, backoff(job.attempts))
-        _fail(job, log, f"{message} (gave up after {job.attempts} attempts)", applied)
+        _fail(job, log, f"{message}; the job stopped after {job.attempts} attempts", applied)
         return None
     if isinstance(exc, GatewayError):
         _fail(job, log, _error_message(exc), applied)
@@ -287,21 +349,29 @@ def run_job(job_id: int, worker: str) -> SyncJob | None:
     if job is None:
         logger.info("sync job %s is not claimable (finished or held); skipping", job_id)
         return None
-    if job.kind == SyncJobKind.REFRESH:
-        _refresh(job)
-    else:
-        _push(job)
+    log = JobLog(job)
+    with _working(job, log):
+        if job.kind == SyncJobKind.REFRESH:
+            _refresh(job, log)
+        else:
+            _push(job, log)
     return SyncJob.objects.get(pk=job.pk)
 
 
-def _push(job: SyncJob) -> None:
+def _push(job: SyncJob, log: JobLog) -> None:
     cluster = job.cluster
-    log = JobLog(job)
     log("attempt %d on %s", job.attempts, job.worker or "?")
     if not acquire_cluster(cluster, job):
         raise _requeue(job, log, "another push of this cluster is running", BUSY_RETRY_SECONDS)
     target = target_for(cluster)
-    applied: list[dict[str, Any]] = []
+    # Every write of this job, earlier attempts' included, recorded as it lands: a worker
+    # killed mid-push leaves the record of all it wrote.
+    applied: list[dict[str, Any]] = list(job.changes or [])
+
+    def record_write(change: gw.Change) -> None:
+        applied.append(change.as_dict())
+        SyncJob.objects.filter(pk=job.pk).update(changes=applied)
+
     try:
         state = ClusterSyncState.objects.get(cluster=cluster)
         if cluster.kind != ClusterKind.DEMO and cluster.latest_snapshot() is None:
@@ -313,12 +383,9 @@ def _push(job: SyncJob) -> None:
         log("planned %d change(s)", len(plan.changes))
         if _beyond_confirmed(job, log, as_dicts(plan.changes)):
             return
-        SyncJob.objects.filter(pk=job.pk).update(
-            claimed_owned=plan.claim(owned, desired).as_dict(), changes=as_dicts(plan.changes)
-        )
-        result = target.apply(desired, owned, plan)
+        SyncJob.objects.filter(pk=job.pk).update(claimed_owned=plan.claim(owned, desired).as_dict())
+        result = target.apply(desired, owned, plan, on_write=record_write)
     except PushFailed as exc:
-        applied = as_dicts(exc.applied)
         retry = _handle(job, log, exc.cause, applied)
     except (GatewayError, PolicyInvalid, rendering.NoSnapshot) as exc:
         retry = _handle(job, log, exc, applied)
@@ -328,7 +395,8 @@ def _push(job: SyncJob) -> None:
         raise
     else:
         retry = None
-        _finish_push(job, log, desired, result, wrote_slo=cluster.kind != ClusterKind.DEMO)
+        demo = cluster.kind == ClusterKind.DEMO
+        _finish_push(job, log, desired, result, written=applied, wrote_slo=not demo)
     finally:
         target.close()
         release_cluster(cluster, job)
@@ -357,7 +425,13 @@ def _beyond_confirmed(job: SyncJob, log: JobLog, planned: list[dict[str, Any]]) 
 
 
 def _finish_push(
-    job: SyncJob, log: JobLog, desired: planners.Desired, result: Any, *, wrote_slo: bool
+    job: SyncJob,
+    log: JobLog,
+    desired: planners.Desired,
+    result: Any,
+    *,
+    written: list[dict[str, Any]],
+    wrote_slo: bool,
 ) -> None:
     log("applied %d change(s)", len(result.applied))
     for note in result.notes:
@@ -387,7 +461,7 @@ def _finish_push(
             status=SyncJobStatus.SUCCEEDED,
             finished=now,
             error="",
-            changes=as_dicts(result.applied),
+            changes=written,
             notes=list(result.notes),
             log=log.text(),
             lease_expires=None,
@@ -415,8 +489,7 @@ def _store_refresh(job: SyncJob, state: ClusterSyncState, target: Any, log: JobL
     return result
 
 
-def _refresh(job: SyncJob) -> None:
-    log = JobLog(job)
+def _refresh(job: SyncJob, log: JobLog) -> None:
     log("attempt %d on %s", job.attempts, job.worker or "?")
     state, _ = ClusterSyncState.objects.get_or_create(cluster=job.cluster)
     target = target_for(job.cluster)

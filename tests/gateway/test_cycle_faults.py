@@ -132,8 +132,9 @@ def test_when_the_gateway_gives_up_the_job_is_retried_with_backoff(
     assert job.attempts == 2
     assert "TransientError (HTTP 500)" in job.log and "retrying in" in job.log
     assert all(annotation(admin, n) == WANT for n in nodes)
-    # The second attempt found the first node done: only the second was written then.
-    assert [c["name"] for c in job.changes] == [nodes[1]]
+    # Every write of the job, each recorded as it landed: the first node by the first
+    # attempt, the second by the second (which found the first done).
+    assert [c["name"] for c in job.changes] == [nodes[0], nodes[1]]
     assert ClusterSyncState.objects.get(cluster=cluster).owned_nodes == sorted(nodes)
 
 
@@ -184,6 +185,7 @@ def test_a_concurrent_writer_conflict_is_re_read_and_its_change_kept(
     assert job.status == "succeeded", job.log
     patches = proxy.outcomes("PATCH", nodes[0])
     assert patches[0] == "forwarded 409" and patches[-1] == "forwarded 200"
+    assert "conflicted" in job.log and "re-reading and re-planning" in job.log  # the 409, too
     assert annotation(admin, nodes[0]) == WANT
     assert annotation(admin, nodes[0], "example.com/owner") == "team-a"
 
@@ -251,6 +253,7 @@ def test_a_worker_killed_mid_push_leaves_no_half_written_state(
     job.refresh_from_db()
     assert job.status == "running" and job.attempts == 1
     assert annotation(admin, nodes[0]) == WANT and annotation(admin, nodes[2]) is None
+    assert [c["name"] for c in job.changes] == [nodes[0]]  # recorded before the worker died
     state = ClusterSyncState.objects.get(cluster=cluster)
     assert state.last_push is None and state.owned_nodes == [] and state.annotations == {}
     assert state.locked_by_id == job.pk  # the dead worker's lease, until it expires
@@ -268,7 +271,8 @@ def test_a_worker_killed_mid_push_leaves_no_half_written_state(
     job.refresh_from_db()
     assert job.status == "succeeded", job.log
     assert job.attempts == 2
-    assert [c["name"] for c in job.changes] == [nodes[2]]  # the rest had landed already
+    # The in-flight write landed unrecorded; the retry found it done and wrote the third.
+    assert [c["name"] for c in job.changes] == [nodes[0], nodes[2]]
     assert all(annotation(admin, n) == WANT for n in nodes)
     state.refresh_from_db()
     assert state.last_push_id == job.pk and state.owned_nodes == sorted(nodes)

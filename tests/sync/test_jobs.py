@@ -4,6 +4,7 @@ lost or interrupted jobs, time windows, demo NodeMetric drift and pending-pod ev
 from __future__ import annotations
 
 import copy
+import time as clock
 from datetime import time, timedelta
 from typing import Any
 
@@ -302,3 +303,28 @@ def test_connected_clusters_are_refreshed_on_their_own_interval(demo_snapshot: A
     assert jobs.refresh_due(now + timedelta(seconds=30)) == []  # queued just now
     assert jobs.refresh_due(now + timedelta(seconds=61)) == [due.pk]
     assert not SyncJob.objects.filter(cluster__in=[manual, demo_snapshot.cluster]).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_working_job_renews_its_lease_and_a_taken_over_one_does_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The heartbeat keeps a long push alive with a short lease; a worker presumed dead (its
+    job re-claimed by another) stops renewing."""
+    cluster = Cluster.objects.create(name="beat", kind="demo")
+    ClusterSyncState.objects.create(cluster=cluster)
+    stale = timezone.now() - timedelta(seconds=5)
+    job = SyncJob.objects.create(
+        cluster=cluster, kind="push", status="running", worker="w1", lease_expires=stale
+    )
+    ClusterSyncState.objects.filter(cluster=cluster).update(locked_by=job, lock_expires=stale)
+    monkeypatch.setattr(jobs, "HEARTBEAT_SECONDS", 0.05)
+    with jobs._working(job, jobs.JobLog(job)):
+        clock.sleep(0.5)
+    job.refresh_from_db()
+    state = ClusterSyncState.objects.get(cluster=cluster)
+    soon = timezone.now() + timedelta(seconds=jobs.LEASE_SECONDS - 5)
+    assert job.lease_expires is not None and job.lease_expires > soon
+    assert state.lock_expires is not None and state.lock_expires > soon
+    SyncJob.objects.filter(pk=job.pk).update(worker="w2")  # taken over after a stall
+    assert jobs.renew(job) is False
