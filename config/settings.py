@@ -21,6 +21,7 @@ from config.env import (
     env_list,
     env_rate,
     env_secret,
+    env_str,
     env_url,
 )
 
@@ -327,6 +328,9 @@ CELERY_BEAT_SCHEDULE = {
 # --- schedboard ---------------------------------------------------------------------------
 
 SNAPSHOT_RETENTION = env_int("SNAPSHOT_RETENTION", 20, minimum=1)
+# Kubeconfig files operators may connect clusters with from the "Add cluster" page (a path on
+# this server; superusers may name any file, over the page, the API or manage.py add_cluster).
+KUBECONFIG_DIR = Path(env_str("KUBECONFIG_DIR") or VAR_DIR / "kubeconfigs")
 # Decision history kept: this many days, and at most this many decisions per cluster.
 DECISION_RETENTION_DAYS = env_int("DECISION_RETENTION_DAYS", 30, minimum=1)
 DECISION_RETENTION_COUNT = env_int("DECISION_RETENTION_COUNT", 100_000, minimum=1)

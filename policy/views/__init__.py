@@ -1,5 +1,6 @@
 """Server-rendered pages and the health probes (one module per area)."""
 
+from policy.views.cluster_add import cluster_add
 from policy.views.clusters import dashboard, node_detail
 from policy.views.decisions import decision_detail, decision_list, decision_node, evaluate
 from policy.views.health import healthz, readyz
@@ -24,6 +25,7 @@ from policy.views.sync import (
 from policy.views.whatif import whatif_cancel, whatif_detail, whatif_list
 
 __all__ = [
+    "cluster_add",
     "cluster_sync",
     "cluster_sync_job",
     "cluster_sync_plan",

@@ -98,3 +98,37 @@ def test_the_api_connects_for_superusers_only(
     assert again.status_code == 400 and "name" in again.json()
     missing_path = {"name": "x", "kind": "kubeconfig"}
     assert api_client.post("/api/v1/clusters/", missing_path, format="json").status_code == 400
+
+
+def test_the_add_cluster_page(
+    client: Any,
+    kube: KubeServer,
+    superuser: User,
+    operator: User,
+    viewer: User,
+    settings: Any,
+    tmp_path: Path,
+) -> None:
+    """Operators connect with kubeconfig files under KUBECONFIG_DIR (superusers with any);
+    the sync page then says what was found and what is missing."""
+    client.force_login(viewer)
+    assert client.get("/clusters/new/").status_code == 403
+    settings.KUBECONFIG_DIR = tmp_path / "kubeconfigs"
+    settings.KUBECONFIG_DIR.mkdir()
+    form = {"name": "page-koord", "kind": "kubeconfig", "kubeconfig_path": str(kube.kubeconfig)}
+    client.force_login(operator)
+    refused = client.post("/clusters/new/", form)
+    assert refused.status_code == 400
+    assert "under" in refused.context["form"].errors["kubeconfig_path"][0]
+    allowed = settings.KUBECONFIG_DIR / "prod.yaml"
+    allowed.write_text(kube.kubeconfig.read_text())
+    response = client.post("/clusters/new/", {**form, "kubeconfig_path": str(allowed)}, follow=True)
+    assert response.status_code == 200
+    cluster = Cluster.objects.get(name="page-koord")
+    assert response.redirect_chain[-1][0] == f"/clusters/{cluster.pk}/sync/"
+    shown = [str(m) for m in response.context["messages"]]
+    assert any("koordinator-system/koord-scheduler-config" in m for m in shown), shown
+    client.force_login(superuser)
+    away = client.post("/clusters/new/", {"name": "no-sa", "kind": "in-cluster"})
+    assert away.status_code == 400 and "Cannot connect" in str(away.context["form"].errors)
+    assert not Cluster.objects.filter(name="no-sa").exists()

@@ -304,3 +304,14 @@ def test_job_list_filters_and_pages(
     response = client.get(sync_url(policy) + "?kind=refresh")
     assert response.context["page_obj"].paginator.count == 1
     assert client.get(sync_url(policy) + "?kind=bogus").context["page_obj"].paginator.count == 26
+
+
+def test_operators_find_the_add_cluster_page_from_sync(
+    client: Client, operator: User, editor: User, policy: NodeThresholdPolicy
+) -> None:
+    client.force_login(operator)
+    assert 'href="/clusters/new/"' in html_of(client.get(sync_url(policy)))
+    assert "Add a cluster" in html_of(client.get("/clusters/new/"))
+    client.force_login(editor)
+    assert 'href="/clusters/new/"' not in html_of(client.get(sync_url(policy)))
+    assert client.get("/clusters/new/").status_code == 403
