@@ -39,6 +39,14 @@ class DecisionSource(models.TextChoices):
     API = "api", "REST API"
     UI = "ui", "Web UI"
     WORKER = "worker", "Background evaluation of a pending pod"
+    CLUSTER = "cluster", "What the cluster's scheduler did"
+
+
+class Agreement(models.TextChoices):
+    """A ``cluster`` decision: did the engine's choice match the scheduler's?"""
+
+    AGREES = "agrees", "The scheduler's node is among the engine's best"
+    DISAGREES = "disagrees", "The engine ranked the scheduler's node lower, or filtered it"
 
 
 class PushMode(models.TextChoices):

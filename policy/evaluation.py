@@ -18,7 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from policy.choices import DecisionOutcome, DecisionSource
+from policy.choices import Agreement, DecisionOutcome, DecisionSource
 from policy.engine import document_digest, engine_for, snapshot_for
 from policy.models import Cluster, ClusterSnapshot, PlacementDecision, SchedulerConfiguration
 from policy.validators import dns1123_label_validator, validate_json_value
@@ -137,10 +137,15 @@ def inputs_digest(pod: Mapping[str, Any], snapshot_id: int, config_digest: str) 
 
 
 def run(
-    cluster: Cluster, manifest: Mapping[str, Any], configuration_id: int | None = None
+    cluster: Cluster,
+    manifest: Mapping[str, Any],
+    configuration_id: int | None = None,
+    *,
+    on: ClusterSnapshot | None = None,
 ) -> tuple[Decision, ClusterSnapshot, ConfigurationChoice]:
-    """Evaluate without recording: the engine's decision and what it was made from."""
-    stored = _latest_snapshot(cluster)
+    """Evaluate without recording: the engine's decision and what it was made from (the
+    snapshot ``on``, else the cluster's newest)."""
+    stored = on or _latest_snapshot(cluster)
     try:
         pod = parse_pod(manifest)
     except InputError as exc:
@@ -188,10 +193,17 @@ def record(
     user: AbstractBaseUser | AnonymousUser | None = None,
     source: str = DecisionSource.API,
     token_name: str = "",
+    actual_node: str = "",
 ) -> PlacementDecision:
-    """Store what :func:`run` decided; ``digest`` identifies it for deduplication."""
+    """Store what :func:`run` decided; ``digest`` identifies it for deduplication.
+    ``actual_node``: where the cluster's scheduler put the pod (the ``cluster`` source), which
+    the decision is compared with."""
     decision, stored, choice = evaluated
     explanation = decision.to_dict()
+    observed = decision.compare(actual_node) if actual_node else None
+    agreement = ""
+    if observed is not None:
+        agreement = Agreement.AGREES if observed.agrees else Agreement.DISAGREES
     with transaction.atomic():
         return PlacementDecision.objects.create(
             cluster=cluster,
@@ -215,4 +227,8 @@ def record(
             source=source,
             token_name=token_name,
             inputs_digest=digest,
+            actual_node=actual_node,
+            agreement=agreement,
+            actual_rank=observed.rank if observed else None,
+            score_gap=observed.gap if observed else None,
         )

@@ -78,14 +78,18 @@ def refresh_clusters() -> list[int]:
 
 @shared_task
 def evaluate_pending(cluster_id: int) -> dict[str, int] | None:
-    """Record a decision for each pending pod of a managed profile whose inputs changed."""
+    """After a refresh: record a decision for each pending pod whose decision changed, and
+    for each pod the cluster's scheduler bound since the previous snapshot."""
     from policy.models import Cluster
+    from policy.sync.observed import record_bindings
     from policy.sync.pending import evaluate_pending_pods
 
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         return None
-    return evaluate_pending_pods(cluster)
+    counts = evaluate_pending_pods(cluster)
+    counts.update({f"bindings_{k}": v for k, v in record_bindings(cluster).items()})
+    return counts
 
 
 @shared_task

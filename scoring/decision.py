@@ -45,6 +45,18 @@ class SkippedPlugin:
     reason: str
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """The engine's decision beside where a scheduler really put the pod. ``agrees``: the
+    node is among the engine's top-scored ties (kube-scheduler picks one of them at random,
+    ``selectHost``); else ``rank`` (1 = best; None when the engine filtered the node out) and
+    ``gap``, the best total minus the node's."""
+
+    agrees: bool
+    rank: int | None
+    gap: int | None
+
+
 @dataclass
 class Decision:
     cycle: Cycle
@@ -85,6 +97,16 @@ class Decision:
             return None
         best = self.feasible[self.totals == self.totals.max()].tolist()
         return int(min(best, key=self.cycle.snapshot.node_names.__getitem__))
+
+    def compare(self, actual: str) -> Comparison:
+        """How this decision compares with the scheduler's choice of node ``actual``."""
+        index = self.cycle.snapshot.index.get(actual)
+        position = None if index is None else self.positions.get(index)
+        if self.error is not None or position is None:
+            return Comparison(False, None, None)
+        best, score = int(self.totals.max()), int(self.totals[position])
+        rank = 1 + int((self.totals > score).sum())
+        return Comparison(score == best, rank, best - score)
 
     @property
     def selected_node(self) -> str | None:

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from policy import evaluation
 from policy.api.throttling import EvaluateThrottle
-from policy.choices import DecisionOutcome, DecisionSource
+from policy.choices import Agreement, DecisionOutcome, DecisionSource
 from policy.filtersets import UtcDateTimeFilter
 from policy.models import ApiToken, Cluster, PlacementDecision
 from policy.roles import IsViewer
@@ -61,6 +61,10 @@ class DecisionSummarySerializer(serializers.ModelSerializer[PlacementDecision]):
             "feasible_nodes",
             "total_nodes",
             "source",
+            "actual_node",
+            "agreement",
+            "actual_rank",
+            "score_gap",
             "created",
         ]
 
@@ -85,12 +89,25 @@ class DecisionFilterSet(django_filters.FilterSet):
     profile = django_filters.CharFilter(field_name="profile")
     outcome = django_filters.ChoiceFilter(choices=DecisionOutcome.choices)
     source = django_filters.ChoiceFilter(choices=DecisionSource.choices)
+    agreement = django_filters.ChoiceFilter(
+        choices=Agreement.choices,
+        help_text="Decisions of the cluster's scheduler: does the engine agree?",
+    )
     created_after = UtcDateTimeFilter(field_name="created", lookup_expr="gte")
     created_before = UtcDateTimeFilter(field_name="created", lookup_expr="lt")
 
     class Meta:
         model = PlacementDecision
-        fields = ["cluster", "pod", "namespace", "node", "profile", "outcome", "source"]
+        fields = [
+            "cluster",
+            "pod",
+            "namespace",
+            "node",
+            "profile",
+            "outcome",
+            "source",
+            "agreement",
+        ]
 
 
 class DecisionPagination(CursorPagination):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from policy.choices import DecisionOutcome, DecisionSource
+from policy.choices import Agreement, DecisionOutcome, DecisionSource
 from policy.models.clusters import Cluster, ClusterSnapshot
 
 
@@ -43,6 +43,12 @@ class PlacementDecision(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     source = models.CharField(max_length=16, choices=DecisionSource.choices)
+    # Decisions of the ``cluster`` source: where the scheduler put the pod, and how the
+    # engine's decision on the snapshot before the binding compares (Decision.compare).
+    actual_node = models.CharField(max_length=253, blank=True)
+    agreement = models.CharField(max_length=16, choices=Agreement.choices, blank=True)
+    actual_rank = models.PositiveIntegerField(null=True, blank=True)
+    score_gap = models.BigIntegerField(null=True, blank=True)
     token_name = models.CharField(max_length=100, blank=True)
     inputs_digest = models.CharField(
         max_length=64, db_index=True, help_text="Pod + snapshot + configuration, to skip repeats."

@@ -154,7 +154,7 @@ def decision_list(request: HttpRequest) -> HttpResponse:
     for name, label in (("created_after", "From (UTC)"), ("created_before", "Until (UTC)")):
         fields[name].widget.input_type = "datetime-local"
         fields[name].label = label
-    for name in ("cluster", "outcome", "source"):
+    for name in ("cluster", "outcome", "source", "agreement"):
         fields[name].empty_label = "Any"
         fields[name].widget.choices = fields[name].choices
     fields["pod"].label = "Pod name"

@@ -180,3 +180,32 @@ def test_history_pagination(client: Client, viewer: User, demo_snapshot: Cluster
 def test_history_needs_a_role(client: Client, nobody: User) -> None:
     client.force_login(nobody)
     assert client.get("/decisions/").status_code == 403
+
+
+def test_the_schedulers_own_decisions_are_filtered_by_agreement(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    from policy import evaluation
+    from tests.scoring.builders import make_container, make_pod
+
+    cluster = demo_snapshot.cluster
+    manifest = make_pod("bound-1", containers=[make_container("a", {"cpu": "100m"})])
+    evaluated = evaluation.run(cluster, manifest)
+    decision = evaluated[0]
+    other = next(n for n in decision.cycle.snapshot.node_names if not decision.compare(n).agrees)
+    for actual, digest in ((decision.selected_node, "a"), (other, "b")):
+        evaluation.record(
+            cluster,
+            manifest,
+            evaluated,
+            digest=digest,
+            source=DecisionSource.CLUSTER,
+            actual_node=actual or "",
+        )
+    client.force_login(viewer)
+    agrees = client.get("/decisions/?agreement=agrees").context["page_obj"].object_list
+    assert [d.actual_node for d in agrees] == [decision.selected_node]
+    page = client.get("/decisions/?source=cluster&agreement=disagrees")
+    [shown] = page.context["page_obj"].object_list
+    assert shown.actual_node == other and shown.agreement == "disagrees"
+    assert f"scheduler chose {other}" in page.content.decode()

@@ -1,0 +1,98 @@
+"""What the cluster's scheduler did, against the real kube-apiserver: pods bound between two
+refreshes (here by the Binding API, as kube-scheduler binds) are recorded with source
+``cluster``, the engine's decision on the snapshot before the binding, and whether it agrees."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from policy import evaluation
+from policy.gateway.connection import MERGE_PATCH, Connection
+from policy.models import Cluster, PlacementDecision
+from policy.services import sync as sync_services
+from tests.gateway.kubeserver import Json, KubeServer, create, ensure_namespaces
+
+NS = "observed"
+
+
+def pod(name: str) -> Json:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "containers": [{"name": "app", "image": "x", "resources": {"requests": {"cpu": "10m"}}}]
+        },
+    }
+
+
+def bind(admin: Connection, name: str, node: str) -> None:
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": name, "namespace": NS},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
+    admin.request("POST", f"/api/v1/namespaces/{NS}/pods/{name}/binding", body=binding)
+
+
+@pytest.mark.django_db
+def test_bindings_between_refreshes_are_recorded_with_agreement(
+    kube: KubeServer,
+    seeded: list[Json],
+    admin: Connection,
+    scratch_nodes: Callable[..., list[str]],
+    unique: Callable[[str], str],
+    run_on_commit: Any,
+) -> None:
+    cluster = Cluster.objects.create(
+        name=unique("observed"),
+        kind="kubeconfig",
+        kubeconfig_path=str(kube.kubeconfig),
+        kubeconfig_context="admin",
+    )
+    ensure_namespaces(admin, [NS])
+    [cordoned] = scratch_nodes(1)
+    admin.request(
+        "PATCH",
+        f"/api/v1/nodes/{cordoned}",
+        body={"spec": {"unschedulable": True}},
+        content_type=MERGE_PATCH,
+    )
+    agreeing, filtered = unique("agreeing"), unique("filtered")
+    for name in (agreeing, filtered):
+        create(admin, pod(name))
+
+    def refresh() -> None:
+        with run_on_commit():
+            job = sync_services.refresh(cluster)
+        job.refresh_from_db()
+        assert job.status == "succeeded", job.log
+
+    refresh()  # both pods pending
+    before = cluster.latest_snapshot()
+    assert before is not None
+    best = evaluation.run(cluster, pod(agreeing), on=before)[0].selected_node
+    assert best is not None
+    bind(admin, agreeing, best)  # where the engine would have put it
+    bind(admin, filtered, cordoned)  # where the engine would not
+    refresh()
+    observed = {
+        d.pod_name: d for d in PlacementDecision.objects.filter(cluster=cluster, source="cluster")
+    }
+    assert set(observed) == {agreeing, filtered}
+    good = observed[agreeing]
+    assert (good.actual_node, good.agreement, good.actual_rank, good.score_gap) == (
+        best,
+        "agrees",
+        1,
+        0,
+    )
+    assert good.snapshot_id == before.pk  # decided on the cluster as it was before
+    bad = observed[filtered]
+    assert (bad.actual_node, bad.agreement, bad.actual_rank) == (cordoned, "disagrees", None)
+    refresh()  # the same bindings are not recorded twice
+    assert PlacementDecision.objects.filter(cluster=cluster, source="cluster").count() == 2
