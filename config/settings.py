@@ -49,7 +49,7 @@ if env_bool("TRUST_X_FORWARDED_PROTO", False):
 # HTTPS only: redirect plain HTTP (the probes excepted: kubelets call them over HTTP) and tell
 # browsers to keep to HTTPS for SECURE_HSTS_SECONDS. Off by default: only behind TLS.
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
@@ -331,6 +331,8 @@ SNAPSHOT_RETENTION = env_int("SNAPSHOT_RETENTION", 20, minimum=1)
 # Kubeconfig files operators may connect clusters with from the "Add cluster" page (a path on
 # this server; superusers may name any file, over the page, the API or manage.py add_cluster).
 KUBECONFIG_DIR = Path(env_str("KUBECONFIG_DIR") or VAR_DIR / "kubeconfigs")
+# /metrics answers scrapers that send "Authorization: Bearer <METRICS_TOKEN>"; unset: off.
+METRICS_TOKEN = env_secret("METRICS_TOKEN")
 # Decision history kept: this many days, and at most this many decisions per cluster.
 DECISION_RETENTION_DAYS = env_int("DECISION_RETENTION_DAYS", 30, minimum=1)
 DECISION_RETENTION_COUNT = env_int("DECISION_RETENTION_COUNT", 100_000, minimum=1)

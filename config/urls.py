@@ -4,12 +4,14 @@ from django.contrib import admin
 from django.urls import include, path
 
 from policy import views
+from policy.metrics import metrics_view
 
 urlpatterns = [
     path("", include("policy.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
     path("healthz", views.healthz, name="healthz"),
     path("readyz", views.readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/", include("policy.api.urls")),
 ]

@@ -130,9 +130,10 @@ class BrokerUnavailableMiddleware:
 
 
 class ProbeMiddleware:
-    """Answers ``/healthz`` and ``/readyz`` before anything else runs (first in MIDDLEWARE).
+    """Answers ``/healthz``, ``/readyz`` and ``/metrics`` before anything else runs (first in
+    MIDDLEWARE).
 
-    Kubelets and container healthchecks call them by IP address, a Host that
+    Kubelets, container healthchecks and Prometheus call them by IP address, a Host that
     ``ALLOWED_HOSTS`` rightly does not list in production; the host check, sessions, CSRF,
     the SSL redirect and the CSP do not concern a probe. Other methods go on as usual (405).
     """
@@ -142,9 +143,12 @@ class ProbeMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if request.method in ("GET", "HEAD"):
+            from policy.metrics import metrics_view
             from policy.views.health import healthz, readyz
 
-            probe = {"/healthz": healthz, "/readyz": readyz}.get(request.path_info)
+            probe = {"/healthz": healthz, "/readyz": readyz, "/metrics": metrics_view}.get(
+                request.path_info
+            )
             if probe is not None:
                 return probe(request)
         return self.get_response(request)

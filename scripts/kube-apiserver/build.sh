@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Ensures a real kube-apiserver v1.20.2 and etcd for the gateway tests (tests/gateway/).
+# Ensures a real kube-apiserver v1.20.2 and etcd for the gateway tests (tests/gateway/), or,
+# given `kube-scheduler`, the scheduler of the same release (the tests that watch a real
+# scheduler bind pods).
 #
 # The binary is built once per machine from Debian's own `kubernetes` source package (which
 # vendors its Go dependencies, so no network beyond the Debian mirror is needed) with Debian's
@@ -7,14 +9,16 @@
 # Installs the Debian packages it needs with apt-get (needs root for that; etcd comes from
 # `etcd-server`). The last line printed is the binary's path.
 #
-# Usage: scripts/kube-apiserver/build.sh
-# Cache: ${SCHEDBOARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/schedboard}/kube-apiserver-v1.20.2/
+# Usage: scripts/kube-apiserver/build.sh [kube-apiserver|kube-scheduler]
+# Cache: ${SCHEDBOARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/schedboard}/<component>-v1.20.2/
 set -euo pipefail
 
 VERSION=v1.20.2
+COMPONENT=${1:-kube-apiserver}
+case $COMPONENT in kube-apiserver | kube-scheduler) ;; *) echo "error: unknown component $COMPONENT" >&2; exit 2 ;; esac
 CACHE=${SCHEDBOARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/schedboard}
-OUT=$CACHE/kube-apiserver-$VERSION
-BIN=$OUT/kube-apiserver
+OUT=$CACHE/$COMPONENT-$VERSION
+BIN=$OUT/$COMPONENT
 RUNTIME_PACKAGES=(etcd-server openssl curl)
 BUILD_PACKAGES=(golang-go golang-github-modern-go-reflect2-dev rsync make)
 
@@ -49,7 +53,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/schedboard-kube-build.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 LOG=$OUT/build.log
 : >"$LOG"
-echo "building kube-apiserver $VERSION (about 7 minutes; log: $LOG)" >&2
+echo "building $COMPONENT $VERSION (about 7 minutes; log: $LOG)" >&2
 {
     mkdir -p "$W/lists/partial" "$W/sources" "$W/gopath/src/k8s.io" "$W/home"
     # The machine's own Debian sources as deb-src, in a private apt state (nothing global changes).
@@ -83,8 +87,8 @@ export GOCACHE=$W/gocache HOME=$W/home GOPROXY=off CGO_ENABLED=0 GOFLAGS=
     V=k8s.io/kubernetes/vendor/k8s.io
     GOPATH=$W/gopath GO111MODULE=off go build -o "$BIN.partial" \
         -ldflags "-s -w -X $V/component-base/version.gitVersion=$VERSION" \
-        k8s.io/kubernetes/cmd/kube-apiserver
-} >>"$LOG" 2>&1 || { tail -n 30 "$LOG" >&2; die "building kube-apiserver failed; full log in $LOG"; }
+        "k8s.io/kubernetes/cmd/$COMPONENT"
+} >>"$LOG" 2>&1 || { tail -n 30 "$LOG" >&2; die "building $COMPONENT failed; full log in $LOG"; }
 mv "$BIN.partial" "$BIN"  # atomic rename: a half-written binary is never found in the cache
 works || die "the built $BIN does not report $VERSION"
 "$BIN" --version >&2

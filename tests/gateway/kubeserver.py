@@ -49,12 +49,12 @@ HOW_TO_BUILD = (
 Json = dict[str, Any]
 
 
-def cache_dir() -> Path:
+def cache_dir(component: str = "kube-apiserver") -> Path:
     base = os.environ.get("SCHEDBOARD_CACHE") or ""
     if not base:
         xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
         base = str(Path(xdg) / "schedboard")
-    return Path(base) / f"kube-apiserver-{VERSION}"
+    return Path(base) / f"{component}-{VERSION}"
 
 
 def find_binary() -> tuple[Path | None, str]:

@@ -1,0 +1,134 @@
+"""A real kube-scheduler v1.20.2 binds pods on the real kube-apiserver while schedboard, connected
+with ``add_cluster`` and refreshed by its periodic task, records what the scheduler did: one
+``cluster`` decision per binding, on the snapshot before it, beside the scheduler's node.
+
+The scheduler serves only its own profile name, so it never touches the seeded pods other
+tests rely on. It is built like kube-apiserver (``scripts/kube-apiserver/build.sh
+kube-scheduler``); without it the test is skipped, and in CI that is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from django.core.management import call_command
+
+from policy import tasks
+from policy.gateway.connection import Connection
+from policy.models import Cluster, PlacementDecision, SchedulerConfiguration, SchedulerProfile
+from tests.gateway.kubeserver import Json, KubeServer, cache_dir, create, ensure_namespaces
+
+PROFILE = "real-scheduler"
+NS = "real-scheduler"
+
+
+def scheduler_binary() -> Path | None:
+    """SCHEDBOARD_KUBE_SCHEDULER, else the one build.sh cached (None: not built here)."""
+    configured = os.environ.get("SCHEDBOARD_KUBE_SCHEDULER")
+    binary = Path(configured) if configured else cache_dir("kube-scheduler") / "kube-scheduler"
+    return binary if os.access(binary, os.X_OK) else None
+
+
+@pytest.fixture(scope="module")
+def kube_scheduler(kube: KubeServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    binary = scheduler_binary()
+    if binary is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI needs kube-scheduler (scripts/kube-apiserver/build.sh kube-scheduler)")
+        pytest.skip(
+            "no kube-scheduler: build it with scripts/kube-apiserver/build.sh kube-scheduler"
+        )
+    directory = tmp_path_factory.mktemp("kube-scheduler")
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1beta1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": str(kube.kubeconfig)},
+        "leaderElection": {"leaderElect": False},
+        "profiles": [{"schedulerName": PROFILE}],
+    }
+    (directory / "config.yaml").write_text(yaml.safe_dump(config))
+    log = (directory / "kube-scheduler.log").open("w")
+    process = subprocess.Popen(
+        [str(binary), f"--config={directory / 'config.yaml'}", "--port=0", "--secure-port=0"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+        log.close()
+
+
+def pod(name: str) -> Json:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "schedulerName": PROFILE,
+            "containers": [
+                {"name": "app", "image": "x", "resources": {"requests": {"cpu": "50m"}}}
+            ],
+        },
+    }
+
+
+def node_of(admin: Connection, name: str) -> str | None:
+    found: str | None = admin.request("GET", f"/api/v1/namespaces/{NS}/pods/{name}")["spec"].get(
+        "nodeName"
+    )
+    return found
+
+
+@pytest.mark.django_db
+def test_the_real_schedulers_bindings_become_decisions(
+    kube_scheduler: None,
+    kube: KubeServer,
+    seeded: list[Json],
+    admin: Connection,
+    unique: Callable[[str], str],
+    run_on_commit: Any,
+) -> None:
+    name = unique("real")
+    call_command("add_cluster", name, "--kubeconfig", str(kube.kubeconfig), stdout=StringIO())
+    cluster = Cluster.objects.get(name=name)
+    Cluster.objects.filter(pk=cluster.pk).update(refresh_interval_seconds=1)
+    configuration = SchedulerConfiguration.objects.create(cluster=cluster)
+    SchedulerProfile.objects.create(configuration=configuration, scheduler_name=PROFILE)
+
+    def periodic_refresh() -> None:
+        """What the beat does every 15 s (here: once the 1 s interval has passed)."""
+        time.sleep(1.1)
+        with run_on_commit():
+            assert tasks.refresh_clusters.apply().get() == [cluster.pk]
+
+    periodic_refresh()
+    ensure_namespaces(admin, [NS])
+    names = [unique(f"web-{i}") for i in range(3)]
+    for pod_name in names:
+        create(admin, pod(pod_name))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not all(node_of(admin, n) for n in names):
+        time.sleep(0.5)
+    bound = {n: node_of(admin, n) for n in names}
+    assert all(bound.values()), f"kube-scheduler did not bind the pods: {bound}"
+
+    periodic_refresh()
+    decisions = {
+        d.pod_name: d for d in PlacementDecision.objects.filter(cluster=cluster, source="cluster")
+    }
+    assert set(decisions) == set(names)
+    for pod_name, decision in decisions.items():
+        assert decision.actual_node == bound[pod_name]
+        assert decision.agreement in ("agrees", "disagrees")
+        assert decision.profile == PROFILE
