@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from policy.choices import DecisionOutcome, Role
+from policy.choices import Agreement, DecisionOutcome, DecisionSource, Role
 from policy.models import Cluster, PlacementDecision
 from policy.params import parse_id
 from policy.roles import can_edit_policy, role_required
@@ -113,6 +113,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         ],
         "charts": _charts(request, load),
         "trends": _trends(cluster),
+        "agreement": _agreement(cluster),
         "expiry": load.args.expiration_seconds,
     }
     template = (
@@ -207,6 +208,45 @@ def _trends(cluster: Cluster) -> dict[str, Any]:
         label=f"Decisions per day over the last {TREND_DAYS} days: {total} in all",
     )
     return {"snapshots": len(history), "series": series, "decisions": decisions, "total": total}
+
+
+def _agreement(cluster: Cluster) -> list[dict[str, Any]]:
+    """Per profile, how often the engine agreed with the cluster's scheduler over the last
+    TREND_DAYS days: the rate, and the daily rate as a sparkline."""
+    start = (timezone.now() - timedelta(days=TREND_DAYS - 1)).date()
+    rows = (
+        PlacementDecision.objects.filter(
+            cluster=cluster, source=DecisionSource.CLUSTER, created__date__gte=start
+        )
+        .annotate(day=TruncDate("created"))
+        .values("profile", "day", "agreement")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    counts: dict[str, dict[Any, list[int]]] = {}
+    for row in rows:
+        day = counts.setdefault(row["profile"], {}).setdefault(row["day"], [0, 0])
+        day[1] += row["n"]
+        if row["agreement"] == Agreement.AGREES:
+            day[0] += row["n"]
+    profiles = []
+    for profile, days in sorted(counts.items()):
+        agree, total = sum(d[0] for d in days.values()), sum(d[1] for d in days.values())
+        daily = [round(100 * a / n) for a, n in (days[d] for d in sorted(days))]
+        profiles.append(
+            {
+                "profile": profile,
+                "agree": agree,
+                "total": total,
+                "rate": round(100 * agree / total),
+                "svg": charts.sparkline(
+                    daily, label=f"{profile}: share of bindings the engine agrees with, per day"
+                )
+                if len(daily) > 1
+                else "",
+            }
+        )
+    return profiles
 
 
 @role_required(Role.VIEWER)

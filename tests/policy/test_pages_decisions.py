@@ -209,3 +209,35 @@ def test_the_schedulers_own_decisions_are_filtered_by_agreement(
     [shown] = page.context["page_obj"].object_list
     assert shown.actual_node == other and shown.agreement == "disagrees"
     assert f"scheduler chose {other}" in page.content.decode()
+
+
+def test_the_dashboard_shows_agreement_with_the_scheduler_per_profile(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    from policy import evaluation
+    from tests.scoring.builders import make_container, make_pod
+
+    cluster = demo_snapshot.cluster
+    manifest = make_pod("bound-2", containers=[make_container("a", {"cpu": "100m"})])
+    evaluated = evaluation.run(cluster, manifest)
+    decision = evaluated[0]
+    worse = next(n for n in decision.cycle.snapshot.node_names if not decision.compare(n).agrees)
+    for n, actual in enumerate([decision.selected_node or "", decision.selected_node or "", worse]):
+        evaluation.record(
+            cluster,
+            manifest,
+            evaluated,
+            digest=str(n),
+            source=DecisionSource.CLUSTER,
+            actual_node=actual,
+        )
+    client.force_login(viewer)
+    page = client.get(f"/?cluster={cluster.pk}")
+    [row] = page.context["agreement"]
+    assert (row["profile"], row["agree"], row["total"], row["rate"]) == (
+        decision.profile,
+        2,
+        3,
+        67,
+    )
+    assert "67% of 3 bindings (2 agree)" in page.content.decode()

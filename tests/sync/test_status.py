@@ -170,13 +170,26 @@ def test_queries_do_not_grow_with_the_policies(
     for n in range(3):
         failed_push(policy, f"error {n}")
         sync_services.plan(policy.cluster)
-    everything = list(NodeThresholdPolicy.objects.all())
-    # Once first: per-process caches (content types) another test may have emptied fill up.
-    _ = [for_cluster(policy.cluster).of(p).state for p in everything]
-    with CaptureQueriesContext(connection) as queries:
-        jobs = for_cluster(policy.cluster)
-        states = [jobs.of(p).state for p in everything]
-        overall = jobs.overall
-    assert len(queries) == 3
+    cluster = policy.cluster
+
+    def queries_for_all() -> tuple[int, list[str], Any]:
+        everything = list(NodeThresholdPolicy.objects.all())
+        with CaptureQueriesContext(connection) as queries:
+            jobs = for_cluster(cluster)
+            states = [jobs.of(p).state for p in everything]
+            overall = jobs.overall
+        return len(queries), states, overall
+
+    queries_for_all()  # per-process caches (content types) another test emptied fill up
+    few, states, overall = queries_for_all()
+    assert few <= 4  # the jobs, the last push, the cluster's last change (+ a cache miss)
     assert sorted(states) == [FAILED] * 5 + [SYNCED]  # the new ones; hot-pool was pushed
     assert overall.state == FAILED and overall.error == "error 2"
+    for n in range(5, 15):
+        THRESHOLDS.create(
+            {"cluster": cluster, "name": f"p{n}", "node_selector": {}}
+            | {"usage_thresholds": {"cpu": 50 + n}, "priority": n + 1},
+            SYSTEM,
+        )
+    many, states, _ = queries_for_all()
+    assert many == few and len(states) == 16  # not one more for ten more policies
