@@ -194,6 +194,7 @@ def record(
     source: str = DecisionSource.API,
     token_name: str = "",
     actual_node: str = "",
+    scheduler_message: str = "",
 ) -> PlacementDecision:
     """Store what :func:`run` decided; ``digest`` identifies it for deduplication.
     ``actual_node``: where the cluster's scheduler put the pod (the ``cluster`` source), which
@@ -228,6 +229,7 @@ def record(
             token_name=token_name,
             inputs_digest=digest,
             actual_node=actual_node,
+            scheduler_message=scheduler_message,
             agreement=agreement,
             actual_rank=observed.rank if observed else None,
             score_gap=observed.gap if observed else None,

@@ -62,6 +62,7 @@ class DecisionSummarySerializer(serializers.ModelSerializer[PlacementDecision]):
             "total_nodes",
             "source",
             "actual_node",
+            "scheduler_message",
             "agreement",
             "actual_rank",
             "score_gap",

@@ -98,6 +98,7 @@ def needed_access(scheduler: ConfigMapKey, slo: ConfigMapKey) -> list[Access]:
         Access("get", "nodes"),
         Access("patch", "nodes"),
         Access("list", "pods"),
+        Access("list", "events"),
         Access("list", "nodemetrics", "slo.koordinator.sh"),
         Access("list", "noderesourcetopologies", "topology.node.k8s.io"),
         *(

@@ -34,6 +34,8 @@ class Kind:
     path: str
     optional: bool = False
     field_selector: str = ""
+    # Read when allowed: a 403 (RBAC from before it was read) counts as missing, not an error.
+    best_effort: bool = False
 
 
 NODES = Kind("Node", "v1", "/api/v1/nodes")
@@ -53,7 +55,11 @@ TOPOLOGIES = Kind(
     "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies",
     optional=True,
 )
-SNAPSHOT_KINDS = (NODES, PODS, NODE_METRICS, TOPOLOGIES)
+# Why the cluster's scheduler could not place a pod, shown beside the engine's reasons.
+SCHEDULING_EVENTS = Kind(
+    "Event", "v1", "/api/v1/events", field_selector="reason=FailedScheduling", best_effort=True
+)
+SNAPSHOT_KINDS = (NODES, PODS, NODE_METRICS, TOPOLOGIES, SCHEDULING_EVENTS)
 
 
 @dataclass
@@ -80,6 +86,11 @@ def list_objects(
         except NotFoundError:
             if not kind.optional:
                 raise
+            return ListResult(kind, [], "", missing=True)
+        except PermanentError as exc:
+            if not (kind.best_effort and exc.status == 403):
+                raise
+            logger.warning("listing %s is not allowed (%s); read without it", kind.kind, exc)
             return ListResult(kind, [], "", missing=True)
     return _list_pages(conn, kind, label_selector, page_size)
 

@@ -46,6 +46,9 @@ class PlacementDecision(models.Model):
     # Decisions of the ``cluster`` source: where the scheduler put the pod, and how the
     # engine's decision on the snapshot before the binding compares (Decision.compare).
     actual_node = models.CharField(max_length=253, blank=True)
+    # A pending pod's newest FailedScheduling event: why the cluster's scheduler did not place
+    # it, to read beside the engine's reasons.
+    scheduler_message = models.TextField(blank=True)
     agreement = models.CharField(max_length=16, choices=Agreement.choices, blank=True)
     actual_rank = models.PositiveIntegerField(null=True, blank=True)
     score_gap = models.BigIntegerField(null=True, blank=True)

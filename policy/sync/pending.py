@@ -56,13 +56,35 @@ def evaluate_pending_pods(cluster: Cluster) -> dict[str, int]:
     stored = ClusterSnapshot.snapshots.get(pk=latest.pk)
     pods = pending_pods(stored.objects, managed_profiles(cluster))
     counts["pending"] = len(pods)
+    messages = scheduling_failures(stored.objects)
     for pod in pods[:MAX_PODS]:
-        outcome = _evaluate(cluster, pod)
+        outcome = _evaluate(cluster, pod, messages.get(_pod_key(pod), ""))
         counts[outcome] += 1
     return counts
 
 
-def _evaluate(cluster: Cluster, pod: dict[str, Any]) -> str:
+def scheduling_failures(objects: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """Pod (namespace, name) -> the message of its newest FailedScheduling event."""
+    newest: dict[tuple[str, str], tuple[str, str]] = {}
+    for obj in objects:
+        if obj.get("kind") != "Event" or obj.get("reason") != "FailedScheduling":
+            continue
+        involved = obj.get("involvedObject") or {}
+        if involved.get("kind") != "Pod":
+            continue
+        key = (str(involved.get("namespace", "default")), str(involved.get("name", "")))
+        when = str(obj.get("lastTimestamp") or obj.get("eventTime") or "")
+        if key not in newest or when >= newest[key][0]:
+            newest[key] = (when, str(obj.get("message", "")))
+    return {key: message for key, (_, message) in newest.items()}
+
+
+def _pod_key(pod: dict[str, Any]) -> tuple[str, str]:
+    metadata = pod.get("metadata") or {}
+    return str(metadata.get("namespace", "default")), str(metadata.get("name", ""))
+
+
+def _evaluate(cluster: Cluster, pod: dict[str, Any], scheduler_message: str = "") -> str:
     """``evaluated``, ``unchanged`` (same decision as last recorded) or ``errors``."""
     metadata = pod.get("metadata") or {}
     last = (
@@ -85,7 +107,16 @@ def _evaluate(cluster: Cluster, pod: dict[str, Any]) -> str:
         return "errors"
     decision, _, choice = evaluated
     digest = evaluation.outcome_digest(pod, document_digest(choice.document), decision)
+    if scheduler_message:  # what the scheduler says is part of what is recorded
+        digest = evaluation.outcome_digest(pod, digest + scheduler_message, decision)
     if digest == last:
         return "unchanged"
-    evaluation.record(cluster, pod, evaluated, digest=digest, source=DecisionSource.WORKER)
+    evaluation.record(
+        cluster,
+        pod,
+        evaluated,
+        digest=digest,
+        source=DecisionSource.WORKER,
+        scheduler_message=scheduler_message,
+    )
     return "evaluated"

@@ -96,3 +96,53 @@ def test_bindings_between_refreshes_are_recorded_with_agreement(
     assert (bad.actual_node, bad.agreement, bad.actual_rank) == (cordoned, "disagrees", None)
     refresh()  # the same bindings are not recorded twice
     assert PlacementDecision.objects.filter(cluster=cluster, source="cluster").count() == 2
+
+
+@pytest.mark.django_db
+def test_a_pending_pods_failedscheduling_event_is_shown_beside_the_engines_reasons(
+    kube: KubeServer,
+    seeded: list[Json],
+    admin: Connection,
+    unique: Callable[[str], str],
+    run_on_commit: Any,
+    client: Any,
+    viewer: Any,
+) -> None:
+    cluster = Cluster.objects.create(
+        name=unique("failing"),
+        kind="kubeconfig",
+        kubeconfig_path=str(kube.kubeconfig),
+        kubeconfig_context="admin",
+    )
+    ensure_namespaces(admin, [NS])
+    name = unique("huge")
+    huge = pod(name)
+    huge["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "5000"
+    created = create(admin, huge)
+    said = "0/14 nodes are available: 14 Insufficient cpu."
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{name}.failed", "namespace": NS},
+        "involvedObject": {
+            "kind": "Pod",
+            "namespace": NS,
+            "name": name,
+            "uid": created["metadata"]["uid"],
+        },
+        "reason": "FailedScheduling",
+        "message": said,
+        "type": "Warning",
+        "source": {"component": "default-scheduler"},
+        "lastTimestamp": "2026-11-25T09:00:00Z",
+    }
+    admin.request("POST", f"/api/v1/namespaces/{NS}/events", body=event)
+    with run_on_commit():
+        job = sync_services.refresh(cluster)
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.log
+    decision = PlacementDecision.objects.get(cluster=cluster, source="worker", pod_name=name)
+    assert decision.scheduler_message == said and decision.outcome == "unschedulable"
+    client.force_login(viewer)
+    page = client.get(f"/decisions/{decision.pk}/").content.decode()
+    assert "The cluster's scheduler says:" in page and said in page
