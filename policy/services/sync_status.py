@@ -30,6 +30,7 @@ from typing import Any
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import BooleanField, Case, OuterRef, Q, Subquery, Value, When
 
+from policy.choices import ClusterKind
 from policy.models import (
     Cluster,
     ClusterSyncState,
@@ -49,6 +50,8 @@ from policy.models.jobs import UNFINISHED
 SYNCED = "synced"
 PENDING = "pending"
 FAILED = "failed"
+# A demo cluster has no slo-controller: its collect policies are never written anywhere.
+NOT_WRITTEN = "not-written"
 
 # Pushes and dry-runs since the last successful push that are looked at, newest first: enough
 # for any real sequence of failed attempts and plans; an older failure shows as pending.
@@ -99,6 +102,8 @@ class SyncStatus:
     @property
     def label(self) -> str:
         """The badge's text: the state in words (colour only repeats it)."""
+        if self.state == NOT_WRITTEN:
+            return "not written (demo)"
         if self.state == PENDING and self.underway is not None:
             return f"pending · push {self.underway.status}"
         return self.state
@@ -124,6 +129,8 @@ class SyncStatus:
     @property
     def summary(self) -> str:
         """One sentence saying why, for titles and the sync page."""
+        if self.state == NOT_WRITTEN:
+            return "A demo cluster has no slo-controller: collect policies are not written."
         if self.state == SYNCED:
             assert self.job is not None
             if self.job.kind == SyncJobKind.DRY_RUN:
@@ -198,6 +205,8 @@ class ClusterJobs:
         return self.status(self.last_change)
 
     def of(self, obj: VersionedModel) -> SyncStatus:
+        if isinstance(obj, NodeMetricCollectPolicy) and self.cluster.kind == ClusterKind.DEMO:
+            return SyncStatus(NOT_WRITTEN, self.cluster.pk, obj.updated)
         return self.status(obj.updated)
 
     def annotate(self, objects: Iterable[VersionedModel | None]) -> None:

@@ -193,3 +193,23 @@ def test_queries_do_not_grow_with_the_policies(
         )
     many, states, _ = queries_for_all()
     assert many == few and len(states) == 16  # not one more for ten more policies
+
+
+def test_a_demo_clusters_collect_policy_is_not_written_not_synced(
+    policy: NodeThresholdPolicy, run_on_commit: Any
+) -> None:
+    """A demo cluster has no slo-controller: a push writes no collect policy, so calling it
+    synced would be false."""
+    from policy.models import NodeMetricCollectPolicy
+    from policy.services.sync_status import NOT_WRITTEN
+
+    collect = NodeMetricCollectPolicy.objects.create(
+        cluster=policy.cluster, name="default", is_default=True, report_interval_seconds=30
+    )
+    with run_on_commit():
+        sync_services.push(policy.cluster)
+    jobs = for_cluster(policy.cluster)
+    assert jobs.of(policy).state == SYNCED
+    status = jobs.of(collect)
+    assert status.state == NOT_WRITTEN and status.label == "not written (demo)"
+    assert "no slo-controller" in status.summary
