@@ -278,3 +278,18 @@ def _priority_classes(conn: Connection, pods: list[Json]) -> None:
             "value": value,
         }
         create(conn, obj, exist_ok=True)
+
+
+def pending_pod(name: str, namespace: str, *, cpu: str = "10m", scheduler: str = "") -> Json:
+    """A one-container pod asking for ``cpu``, to be placed (by ``scheduler``, if given)."""
+    spec: Json = {
+        "containers": [{"name": "app", "image": "x", "resources": {"requests": {"cpu": cpu}}}]
+    }
+    if scheduler:
+        spec["schedulerName"] = scheduler
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }

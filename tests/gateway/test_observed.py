@@ -13,20 +13,13 @@ from policy import evaluation
 from policy.gateway.connection import MERGE_PATCH, Connection
 from policy.models import Cluster, PlacementDecision
 from policy.services import sync as sync_services
-from tests.gateway.kubeserver import Json, KubeServer, create, ensure_namespaces
+from tests.gateway.kubeserver import Json, KubeServer, create, ensure_namespaces, pending_pod
 
 NS = "observed"
 
 
 def pod(name: str) -> Json:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {
-            "containers": [{"name": "app", "image": "x", "resources": {"requests": {"cpu": "10m"}}}]
-        },
-    }
+    return pending_pod(name, NS)
 
 
 def bind(admin: Connection, name: str, node: str) -> None:

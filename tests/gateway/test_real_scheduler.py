@@ -24,7 +24,14 @@ from django.core.management import call_command
 from policy import tasks
 from policy.gateway.connection import Connection
 from policy.models import Cluster, PlacementDecision, SchedulerConfiguration, SchedulerProfile
-from tests.gateway.kubeserver import Json, KubeServer, cache_dir, create, ensure_namespaces
+from tests.gateway.kubeserver import (
+    Json,
+    KubeServer,
+    cache_dir,
+    create,
+    ensure_namespaces,
+    pending_pod,
+)
 
 PROFILE = "real-scheduler"
 NS = "real-scheduler"
@@ -70,17 +77,7 @@ def kube_scheduler(kube: KubeServer, tmp_path_factory: pytest.TempPathFactory) -
 
 
 def pod(name: str) -> Json:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {
-            "schedulerName": PROFILE,
-            "containers": [
-                {"name": "app", "image": "x", "resources": {"requests": {"cpu": "50m"}}}
-            ],
-        },
-    }
+    return pending_pod(name, NS, cpu="50m", scheduler=PROFILE)
 
 
 def node_of(admin: Connection, name: str) -> str | None:
