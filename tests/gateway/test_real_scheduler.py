@@ -1,6 +1,7 @@
 """A real kube-scheduler v1.20.2 binds pods on the real kube-apiserver while schedboard, connected
-with ``add_cluster`` and refreshed by its periodic task, records what the scheduler did: one
-``cluster`` decision per binding, on the snapshot before it, beside the scheduler's node.
+with ``add_cluster`` and refreshed by its periodic task, picks up new NodeMetrics and records
+what the scheduler did: one ``cluster`` decision per binding, on the snapshot before it, beside
+the scheduler's node.
 
 The scheduler serves only its own profile name, so it never touches the seeded pods other
 tests rely on. It is built like kube-apiserver (``scripts/kube-apiserver/build.sh
@@ -22,7 +23,7 @@ import yaml
 from django.core.management import call_command
 
 from policy import tasks
-from policy.gateway.connection import Connection
+from policy.gateway.connection import MERGE_PATCH, Connection
 from policy.models import Cluster, PlacementDecision, SchedulerConfiguration, SchedulerProfile
 from tests.gateway.kubeserver import (
     Json,
@@ -119,8 +120,26 @@ def test_the_real_schedulers_bindings_become_decisions(
         time.sleep(0.5)
     bound = {n: node_of(admin, n) for n in names}
     assert all(bound.values()), f"kube-scheduler did not bind the pods: {bound}"
+    # Meanwhile koordlet reports new usage on a node.
+    metric = next(obj for obj in seeded if obj["kind"] == "NodeMetric")
+    name_of_metric = metric["metadata"]["name"]
+    usage = {"status": {"nodeMetric": {"nodeUsage": {"resources": {"cpu": "1234m"}}}}}
+    admin.request(
+        "PATCH",
+        f"/apis/slo.koordinator.sh/v1alpha1/nodemetrics/{name_of_metric}/status",
+        body=usage,
+        content_type=MERGE_PATCH,
+    )
 
     periodic_refresh()
+    latest = cluster.latest_snapshot()
+    assert latest is not None
+    [seen] = [
+        o
+        for o in latest.objects
+        if o["kind"] == "NodeMetric" and o["metadata"]["name"] == name_of_metric
+    ]
+    assert seen["status"]["nodeMetric"]["nodeUsage"]["resources"]["cpu"] == "1234m"
     decisions = {
         d.pod_name: d for d in PlacementDecision.objects.filter(cluster=cluster, source="cluster")
     }
