@@ -103,6 +103,10 @@ class Change:
         }
 
 
+# Told of each write as soon as it landed (a push job records it there and then).
+OnWrite = Callable[[Change], None]
+
+
 def _readable(text: str | None) -> list[str]:
     """Lines to diff: JSON values pretty-printed, so a one-line annotation diffs per field."""
     if text is None:
@@ -257,7 +261,6 @@ def apply_configmap_key(
 
 
 Fields = Callable[[str | None], dict[str, Any]]
-OnWrite = Callable[["Change"], None]
 
 
 def _whole_text(text: str | None) -> dict[str, Any]:
