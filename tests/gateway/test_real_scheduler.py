@@ -35,6 +35,7 @@ from tests.gateway.kubeserver import (
 )
 
 PROFILE = "real-scheduler"
+METRICS = "/apis/slo.koordinator.sh/v1alpha1/nodemetrics"
 NS = "real-scheduler"
 
 
@@ -96,7 +97,20 @@ def test_the_real_schedulers_bindings_become_decisions(
     admin: Connection,
     unique: Callable[[str], str],
     run_on_commit: Any,
+    scratch_nodes: Callable[..., list[str]],
+    request: pytest.FixtureRequest,
 ) -> None:
+    [metric_node] = scratch_nodes(1)
+    admin.request(
+        "POST",
+        METRICS,
+        body={
+            "apiVersion": "slo.koordinator.sh/v1alpha1",
+            "kind": "NodeMetric",
+            "metadata": {"name": metric_node},
+        },
+    )
+    request.addfinalizer(lambda: admin.request("DELETE", f"{METRICS}/{metric_node}"))
     name = unique("real")
     call_command("add_cluster", name, "--kubeconfig", str(kube.kubeconfig), stdout=StringIO())
     cluster = Cluster.objects.get(name=name)
@@ -120,13 +134,13 @@ def test_the_real_schedulers_bindings_become_decisions(
         time.sleep(0.5)
     bound = {n: node_of(admin, n) for n in names}
     assert all(bound.values()), f"kube-scheduler did not bind the pods: {bound}"
-    # Meanwhile koordlet reports new usage on a node.
-    metric = next(obj for obj in seeded if obj["kind"] == "NodeMetric")
-    name_of_metric = metric["metadata"]["name"]
+    # Meanwhile koordlet reports new usage on a node (its own node: the seeded objects are
+    # other tests' expectations).
+    name_of_metric = metric_node
     usage = {"status": {"nodeMetric": {"nodeUsage": {"resources": {"cpu": "1234m"}}}}}
     admin.request(
         "PATCH",
-        f"/apis/slo.koordinator.sh/v1alpha1/nodemetrics/{name_of_metric}/status",
+        f"{METRICS}/{name_of_metric}/status",
         body=usage,
         content_type=MERGE_PATCH,
     )
