@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 from urllib.parse import quote
 
+import yaml
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
@@ -30,6 +31,18 @@ from kubernetes.config.incluster_config import SERVICE_CERT_FILENAME, SERVICE_TO
 from policy.gateway import retry
 from policy.gateway.errors import ConfigurationError
 from policy.gateway.redact import install_log_filters, redact, register_secret
+
+# What the kubernetes client's config loaders raise on a file that is not a usable kubeconfig
+# (binary data, YAML of the wrong shape, missing keys): each becomes a ConfigurationError.
+_UNUSABLE_CONFIG = (
+    ConfigException,
+    OSError,
+    ValueError,
+    TypeError,
+    KeyError,
+    AttributeError,
+    yaml.YAMLError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -242,7 +255,7 @@ def connect(
             raise ConfigurationError(f"unknown connection kind {spec.kind!r}")
     except ConfigurationError:
         raise
-    except (ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
+    except _UNUSABLE_CONFIG as exc:
         raise ConfigurationError(f"cannot use the {spec.kind} credentials: {redact(exc)}") from None
     configuration.retries = False  # every retry is ours (retry.py): counted, logged, capped
     configuration.debug = False  # http.client debug output would print the Authorization header
@@ -260,8 +273,10 @@ def connect(
 def _load_kubeconfig(spec: ConnectionSpec, configuration: k8s_client.Configuration) -> str:
     if not spec.kubeconfig_path:
         raise ConfigurationError("a kubeconfig connection needs the kubeconfig file's path")
-    if not os.path.isfile(spec.kubeconfig_path):
+    if not os.path.exists(spec.kubeconfig_path):
         raise ConfigurationError(f"kubeconfig {spec.kubeconfig_path!r} does not exist")
+    if not os.path.isfile(spec.kubeconfig_path):
+        raise ConfigurationError(f"kubeconfig {spec.kubeconfig_path!r} is not a file")
     contexts, current = list_contexts(spec.kubeconfig_path)
     context = spec.context or (current or "")
     if context not in contexts:
@@ -282,8 +297,10 @@ def list_contexts(kubeconfig_path: str) -> tuple[list[str], str | None]:
     """The context names in a kubeconfig and its current context (no credentials read)."""
     try:
         contexts, current = k8s_config.list_kube_config_contexts(config_file=kubeconfig_path)
-    except (ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
-        raise ConfigurationError(f"cannot read kubeconfig: {redact(exc)}") from None
+    except _UNUSABLE_CONFIG as exc:
+        raise ConfigurationError(
+            f"cannot read kubeconfig {kubeconfig_path!r} (is it a kubeconfig file?): {redact(exc)}"
+        ) from None
     names = [str(context["name"]) for context in contexts or []]
     return names, (str(current["name"]) if current else None)
 

@@ -16,7 +16,13 @@ import yaml
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy.models import ClusterSnapshot, PlacementDecision, SchedulerConfiguration, WhatIfRun
+from policy.models import (
+    Cluster,
+    ClusterSnapshot,
+    PlacementDecision,
+    SchedulerConfiguration,
+    WhatIfRun,
+)
 from scoring.inputs import MAX_DEPTH, InputLimitError, load_yaml
 from tests.scoring.builders import make_container, make_pod
 
@@ -216,3 +222,29 @@ def test_a_page_upload_over_the_limit_is_refused_before_it_is_read(
     assert response.status_code == 413
     assert b"Request body too large" in response.content
     assert not PlacementDecision.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"\x00\x01binary\x00",  # not YAML at all
+        b"root:x:0:0:root:/root:/bin/bash\n",  # YAML, not a mapping
+        b"contexts: [web, db]\ncurrent-context: web\n",  # a mapping of the wrong shape
+        b"{}\n",
+    ],
+)
+def test_a_file_that_is_not_a_kubeconfig_is_a_400_naming_the_path(
+    api_client: Any, superuser: User, tmp_path: Any, content: bytes
+) -> None:
+    path = tmp_path / "kubeconfig"
+    path.write_bytes(content)
+    api_client.force_login(superuser)
+    body = {"name": "odd", "kind": "kubeconfig", "kubeconfig_path": str(path)}
+    response = api_client.post("/api/v1/clusters/", body, format="json")
+    assert response.status_code == 400, response.content
+    [error] = response.json()["kubeconfig_path"]
+    assert "is it a kubeconfig file?" in error and str(path) in error
+    body["kubeconfig_path"] = str(tmp_path)  # a directory
+    response = api_client.post("/api/v1/clusters/", body, format="json")
+    assert "is not a file" in response.json()["kubeconfig_path"][0]
+    assert not Cluster.objects.filter(name="odd").exists()
