@@ -28,14 +28,17 @@ def fresh_caches() -> Iterator[None]:
     from django.core.cache import cache
 
     from policy.engine import clear_caches as clear_engine_caches
+    from policy.gateway import informer
     from policy.views.support import clear_caches as clear_page_caches
 
     clear_engine_caches()
     clear_page_caches()
+    informer.forget()  # cluster ids are reused: a cache must not outlive its test's cluster
     cache.clear()  # rate-limit counters of users whose ids the next test reuses
     yield
     clear_engine_caches()
     clear_page_caches()
+    informer.forget()
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.incluster_config import SERVICE_CERT_FILENAME, SERVICE_TOKEN_FILENAME
+from urllib3.exceptions import ReadTimeoutError
 
 from policy.gateway import retry
 from policy.gateway.errors import ConfigurationError
@@ -159,12 +160,18 @@ class Connection:
         return json.loads(data) if data else {}
 
     def stream(
-        self, path: str, *, query: Mapping[str, str | int | bool], read_timeout: float
+        self,
+        path: str,
+        *,
+        query: Mapping[str, str | int | bool],
+        read_timeout: float,
+        idle_timeout: float | None = None,
     ) -> Iterator[Json]:
         """GET ``path`` and yield each JSON line of the answer as it arrives (watches).
 
         Opening the stream is retried like any request; a failure mid-stream is raised
         translated, and the caller decides whether to resume from the last version it saw.
+        With ``idle_timeout``, the stream ends quietly once nothing arrived for that long.
         """
 
         def open_stream() -> Any:
@@ -177,6 +184,8 @@ class Connection:
 
         response = retry.call(open_stream, self.retry_policy, what=f"watch {path}")
         try:
+            if idle_timeout is not None:
+                _set_read_timeout(response, idle_timeout)
             buffer = b""
             for chunk in response.stream(4096, decode_content=True):
                 buffer += chunk
@@ -184,6 +193,9 @@ class Connection:
                     line, buffer = buffer.split(b"\n", 1)
                     if line.strip():
                         yield json.loads(line)
+        except ReadTimeoutError as exc:
+            if idle_timeout is None:
+                raise retry.translate(exc) from None
         except Exception as exc:
             raise retry.translate(exc) from None
         finally:
@@ -333,3 +345,11 @@ def _protect(configuration: k8s_client.Configuration) -> None:
             register(config)
 
         configuration.refresh_api_key_hook = refresh_and_register
+
+
+def _set_read_timeout(response: Any, seconds: float) -> None:
+    """Wait at most ``seconds`` for each further read of an open ``response`` (its headers came
+    within the connection's own read timeout)."""
+    sock = getattr(getattr(response, "connection", None), "sock", None)
+    if sock is not None:
+        sock.settimeout(seconds)

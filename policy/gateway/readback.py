@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -60,6 +60,15 @@ SCHEDULING_EVENTS = Kind(
     "Event", "v1", "/api/v1/events", field_selector="reason=FailedScheduling", best_effort=True
 )
 SNAPSHOT_KINDS = (NODES, PODS, NODE_METRICS, TOPOLOGIES, SCHEDULING_EVENTS)
+
+
+def slim(obj: Json) -> Json:
+    """``obj`` without ``metadata.managedFields``, which nothing here reads and which is a large
+    part of every object (informers commonly drop it with a transform); a shallow copy."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict) or "managedFields" not in metadata:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
 
 
 @dataclass
@@ -127,6 +136,9 @@ class Readback:
     started_at: datetime
     finished_at: datetime
     counts: dict[str, int] = field(default_factory=dict)
+    signature: str = ""  # version_signature(objects), when the reader kept it up to date
+    changes: int = 0  # watch events applied (informer reads)
+    listed: list[str] = field(default_factory=list)  # kinds read by a full list
 
     @property
     def taken_at(self) -> datetime:
@@ -148,30 +160,45 @@ def read_cluster(
     counts: dict[str, int] = {}
     for kind in kinds:
         result = list_objects(conn, kind)
-        objects.extend(result.items)
+        objects.extend(slim(item) for item in result.items)
         counts[kind.kind] = len(result.items)
         if result.missing:
             missing.append(kind.kind)
         else:
             versions[kind.kind] = result.resource_version
-    return Readback(objects, versions, missing, started, clock(), counts)
+    back = Readback(objects, versions, missing, started, clock(), counts)
+    back.signature = version_signature(objects)
+    back.listed = [kind.kind for kind in kinds]
+    return back
 
 
-def version_signature(objects: list[Json]) -> str:
+SIGNATURE_MODULUS = 2**128
+
+
+def object_digest(obj: Json) -> int:
+    """One object's share of :func:`version_signature`: its kind, name and resourceVersion."""
+    metadata = obj.get("metadata") or {}
+    text = "{}/{}/{}@{}".format(
+        obj.get("kind", ""),
+        metadata.get("namespace", ""),
+        metadata.get("name", ""),
+        metadata.get("resourceVersion", ""),
+    )
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:16], "big")
+
+
+def signature_of(digest_sum: int) -> str:
+    return format(digest_sum % SIGNATURE_MODULUS, "032x")
+
+
+def version_signature(objects: Iterable[Json]) -> str:
     """What identifies this state of the objects: each one's kind, name and resourceVersion
     (a list's own resourceVersion is the whole store's revision, which every lease renewal
     moves, so it cannot tell whether these objects changed). Equal signatures: nothing changed.
+
+    A sum of per-object digests, so an informer updates it per event instead of per object.
     """
-    keys = sorted(
-        "{}/{}/{}@{}".format(
-            obj.get("kind", ""),
-            (obj.get("metadata") or {}).get("namespace", ""),
-            (obj.get("metadata") or {}).get("name", ""),
-            (obj.get("metadata") or {}).get("resourceVersion", ""),
-        )
-        for obj in objects
-    )
-    return hashlib.sha256("\n".join(keys).encode()).hexdigest()
+    return signature_of(sum(object_digest(obj) for obj in objects))
 
 
 @dataclass(frozen=True)
@@ -187,10 +214,11 @@ def watch(
     resource_version: str,
     *,
     timeout_seconds: int = 60,
+    idle_seconds: float | None = None,
 ) -> Iterator[WatchEvent]:
     """Changes to ``kind`` after ``resource_version`` (from a list), until the server ends the
-    watch after ``timeout_seconds``. Raises :class:`ResourceVersionExpired` when the version
-    is too old: then list again.
+    watch after ``timeout_seconds`` or, given ``idle_seconds``, no event came for that long.
+    Raises :class:`ResourceVersionExpired` when the version is too old: then list again.
     """
     query: dict[str, str | int | bool] = {
         "watch": True,
@@ -200,7 +228,9 @@ def watch(
     }
     if kind.field_selector:
         query["fieldSelector"] = kind.field_selector
-    stream = conn.stream(kind.path, query=query, read_timeout=timeout_seconds + 15)
+    stream = conn.stream(
+        kind.path, query=query, read_timeout=timeout_seconds + 15, idle_timeout=idle_seconds
+    )
     for event in stream:
         obj = event.get("object") or {}
         if event.get("type") == "ERROR":

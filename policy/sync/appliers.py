@@ -22,7 +22,7 @@ from policy.gateway import apply as gw
 from policy.gateway.connection import Connection, ConnectionSpec, Timeouts, connect
 from policy.gateway.drift import Drift, annotation_drift, colocation_drift, configmap_key_drift
 from policy.gateway.errors import ApplyError, GatewayError
-from policy.gateway.readback import read_cluster
+from policy.gateway.informer import informer_for
 from policy.gateway.retry import DEFAULT_POLICY, RetryPolicy
 from policy.models import Cluster, ClusterSnapshot, ClusterSyncState
 from policy.sync.planners import Desired, Owned
@@ -90,6 +90,9 @@ class RefreshResult:
     snapshot: ClusterSnapshot | None = None
     counts: dict[str, int] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    signature: str = ""  # the objects' version_signature (real clusters only)
+    listed: list[str] = field(default_factory=list)  # kinds read by a full list, not a watch
+    changes: int = 0  # watch events applied since the previous read
 
 
 def target_for(cluster: Cluster) -> KubeTarget | DemoTarget:
@@ -201,7 +204,7 @@ class KubeTarget:
 
         Returns (objects, taken_at, result without its snapshot): the caller stores them.
         """
-        readback = read_cluster(self.conn)
+        readback = informer_for(self.cluster.pk, repr(self.conn)).read(self.conn)
         nodes = [obj for obj in readback.objects if obj.get("kind") == "Node"]
         drift = annotation_drift(nodes, dict(state.annotations or {}))
         if state.scheduler_config is not None:
@@ -218,7 +221,14 @@ class KubeTarget:
             drift += colocation_drift(
                 configmap, target.namespace, target.name, target.key, state.colocation_written
             )
-        partial = RefreshResult(drift, counts=dict(readback.counts), missing=readback.missing)
+        partial = RefreshResult(
+            drift,
+            counts=dict(readback.counts),
+            missing=readback.missing,
+            signature=readback.signature,
+            listed=readback.listed,
+            changes=readback.changes,
+        )
         return readback.objects, readback.taken_at, partial
 
 

@@ -43,7 +43,6 @@ from policy.gateway.errors import (
     ResourceVersionExpired,
     TransientError,
 )
-from policy.gateway.readback import version_signature
 from policy.models import (
     Cluster,
     ClusterSyncState,
@@ -56,7 +55,7 @@ from policy.services import record_snapshot, rendering
 from policy.services.policies import PolicyInvalid
 from policy.services.sync_status import SYNCED, cluster_status
 from policy.sync import planners
-from policy.sync.appliers import KubeTarget, PushFailed, as_dicts, target_for
+from policy.sync.appliers import PushFailed, as_dicts, target_for
 from policy.sync.confirmation import confirmed_only, describe, unconfirmed
 
 logger = logging.getLogger(__name__)
@@ -475,7 +474,11 @@ def _finish_push(
 def _store_refresh(job: SyncJob, state: ClusterSyncState, target: Any, log: JobLog) -> Any:
     objects, taken_at, result = target.refresh(state)
     latest = job.cluster.latest_snapshot()
-    signature = version_signature(objects) if isinstance(target, KubeTarget) else ""
+    signature = result.signature
+    if result.listed:
+        log("listed %s", ", ".join(result.listed))
+    if result.changes:
+        log("watched %d change(s) since the previous read", result.changes)
     if signature and signature == state.objects_signature and latest is not None:
         result.snapshot = latest
         log("nothing changed since snapshot %s: no new snapshot stored", latest.pk)

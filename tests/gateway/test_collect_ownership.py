@@ -150,11 +150,18 @@ def test_a_refresh_that_finds_nothing_changed_stores_no_snapshot(
         return job
 
     first = refresh()
+    assert "listed Node, Pod, NodeMetric" in first.log  # the worker's first read lists
     again = refresh()
     assert again.snapshot_id == first.snapshot_id
     assert "nothing changed since snapshot" in again.log
+    assert "listed" not in again.log  # later reads watch
     body = {"metadata": {"labels": {"example.com/moved": "yes"}}}
     admin.request("PATCH", f"/api/v1/nodes/{node}", body=body, content_type=MERGE_PATCH)
     changed = refresh()
     assert changed.snapshot_id != first.snapshot_id
+    assert "watched 1 change(s)" in changed.log and "listed" not in changed.log
+    [stored] = [
+        o for o in changed.snapshot.objects if o["kind"] == "Node" and o["metadata"]["name"] == node
+    ]
+    assert stored["metadata"]["labels"]["example.com/moved"] == "yes"
     assert cluster.snapshots.count() == 2
