@@ -9,8 +9,8 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from policy.choices import CONNECTABLE_KINDS
-from policy.gateway.discovery import ConfigMapKey
 from policy.models import ApiToken, Cluster, ClusterSnapshot
+from policy.sync.connect import parse_configmap
 
 
 class SnapshotCountsSerializer(serializers.ModelSerializer[ClusterSnapshot]):
@@ -132,7 +132,7 @@ class ConnectClusterSerializer(serializers.Serializer[Any]):
             raise serializers.ValidationError({"kubeconfig_path": ["Required for kubeconfig."]})
         if data["scheduler_configmap"]:
             try:
-                data["scheduler_configmap"] = ConfigMapKey.parse(
+                data["scheduler_configmap"] = parse_configmap(
                     data["scheduler_configmap"], "config.yaml"
                 )
             except ValueError as exc:

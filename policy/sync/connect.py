@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.core.exceptions import ValidationError
+
 from policy.choices import ClusterKind
 from policy.gateway.connection import ConnectionSpec, connect
 from policy.gateway.discovery import (
@@ -22,8 +24,31 @@ from policy.gateway.discovery import (
 from policy.models import Cluster
 from policy.services.changes import ChangeContext
 from policy.services.policies import ClusterService
+from policy.validators import (
+    configmap_key_validator,
+    dns1123_label_validator,
+    dns1123_subdomain_validator,
+)
 
 SLO_CONFIGMAP = ConfigMapKey("koordinator-system", "slo-controller-config", "colocation-config")
+
+
+def parse_configmap(text: str, default_key: str) -> ConfigMapKey:
+    """``NAMESPACE/NAME[:KEY]``, each part checked against Kubernetes' rules before any cluster
+    is asked: ValueError naming the part and the rule."""
+    location = ConfigMapKey.parse(text, default_key)
+    checks = (
+        ("namespace", location.namespace, dns1123_label_validator),
+        ("name", location.name, dns1123_subdomain_validator),
+        ("key", location.key, configmap_key_validator),
+    )
+    for part, value, check in checks:
+        try:
+            check(value)
+        except ValidationError as exc:
+            rule = "; ".join(exc.messages)
+            raise ValueError(f"{text!r}: {part} {value!r} is not valid: {rule}") from None
+    return location
 
 
 @dataclass

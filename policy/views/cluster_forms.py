@@ -10,6 +10,7 @@ from django.conf import settings
 
 from policy.choices import CONNECTABLE_KINDS, ClusterKind
 from policy.gateway.discovery import SCHEDULER_CONFIGMAP_PLACES, ConfigMapKey
+from policy.sync.connect import parse_configmap
 
 PLACES = ", ".join(str(place) for place in SCHEDULER_CONFIGMAP_PLACES)
 
@@ -42,7 +43,7 @@ class AddClusterForm(forms.Form):
         if not text:
             return None
         try:
-            return ConfigMapKey.parse(text, "config.yaml")
+            return parse_configmap(text, "config.yaml")
         except ValueError as exc:
             raise forms.ValidationError(str(exc)) from None
 

@@ -78,6 +78,40 @@ def test_an_unreachable_server_or_a_bad_argument_stores_nothing(
     assert not Cluster.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("location", "part"),
+    [
+        ("Kube_System/sched:config.yaml", "namespace 'Kube_System'"),
+        ("kube-system/Sched!:config.yaml", "name 'Sched!'"),
+        ("kube-system/sched:conf/ig", "key 'conf/ig'"),
+    ],
+)
+def test_a_configmap_that_breaks_kubernetes_name_rules_is_refused_before_connecting(
+    kube: KubeServer,
+    tmp_path: Path,
+    api_client: Any,
+    superuser: User,
+    location: str,
+    part: str,
+) -> None:
+    """The server here is down: the name is what is wrong, and it is said first."""
+    elsewhere = kube.kubeconfig_for("https://127.0.0.1:1", tmp_path / "kubeconfig")
+    with pytest.raises(CommandError, match=f"{part} is not valid"):
+        add("bad-name", "--kubeconfig", str(elsewhere), "--scheduler-configmap", location)
+    api_client.force_login(superuser)
+    body = {
+        "name": "bad-name",
+        "kind": "kubeconfig",
+        "kubeconfig_path": str(elsewhere),
+        "scheduler_configmap": location,
+    }
+    response = api_client.post("/api/v1/clusters/", body, format="json")
+    assert response.status_code == 400
+    [message] = response.json()["scheduler_configmap"]
+    assert f"{part} is not valid" in message
+    assert not Cluster.objects.exists()
+
+
 def test_the_api_connects_for_superusers_only(
     kube: KubeServer, api_client: Any, superuser: User, operator: User
 ) -> None:

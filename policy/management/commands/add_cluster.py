@@ -5,11 +5,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from policy.choices import ClusterKind
-from policy.gateway.discovery import SCHEDULER_CONFIGMAP_PLACES, ConfigMapKey
+from policy.gateway.discovery import SCHEDULER_CONFIGMAP_PLACES
 from policy.gateway.errors import GatewayError
 from policy.services.changes import ChangeContext
 from policy.services.policies import PolicyInvalid
-from policy.sync.connect import SLO_CONFIGMAP, add_cluster
+from policy.sync.connect import SLO_CONFIGMAP, add_cluster, parse_configmap
 
 PLACES = "; ".join(f"{place} ({place.source})" for place in SCHEDULER_CONFIGMAP_PLACES)
 
@@ -45,11 +45,11 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             scheduler = (
-                ConfigMapKey.parse(options["scheduler_configmap"], "config.yaml")
+                parse_configmap(options["scheduler_configmap"], "config.yaml")
                 if options["scheduler_configmap"]
                 else None
             )
-            slo = ConfigMapKey.parse(options["slo_configmap"], SLO_CONFIGMAP.key)
+            slo = parse_configmap(options["slo_configmap"], SLO_CONFIGMAP.key)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         kind = ClusterKind.IN_CLUSTER if options["in_cluster"] else ClusterKind.KUBECONFIG
