@@ -75,6 +75,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "policy.middleware.ProbeMiddleware",  # first: probes need no host check, session or CSP
     "django.middleware.security.SecurityMiddleware",
+    # Pages are mostly repeated markup (node tables, charts): gzip makes them several times
+    # smaller. Django masks the CSRF token per response, which is what BREACH would target.
+    "django.middleware.gzip.GZipMiddleware",
     "policy.middleware.RequestIdMiddleware",
     "policy.middleware.RequestSizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -3,6 +3,7 @@ would be filtered now and why, aggregates, trends, and the node list's filters a
 
 from __future__ import annotations
 
+import gzip
 import re
 from datetime import timedelta
 from typing import Any
@@ -217,3 +218,15 @@ def test_navigation_reaches_every_page(
         assert f'href="{path}{kept}"' in html
     assert 'href="/api/v1/"' in html
     assert f'<a href="/{kept}" aria-current="page">Dashboard</a>' in html
+
+
+def test_pages_are_compressed_for_browsers_that_accept_gzip(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    client.force_login(viewer)
+    plain = client.get("/")
+    packed = client.get("/", HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+    assert "Content-Encoding" not in plain
+    assert packed["Content-Encoding"] == "gzip" and "Accept-Encoding" in packed["Vary"]
+    page = gzip.decompress(packed.content)
+    assert b"</html>" in page and len(packed.content) * 3 < len(page)
