@@ -16,7 +16,7 @@ class ClusterAdmin(admin.ModelAdmin):
 class ClusterSnapshotAdmin(admin.ModelAdmin):
     list_display = ["cluster", "taken_at", "node_count", "pod_count", "pending_pod_count"]
     list_filter = ["cluster"]
-    exclude = ["objects"]  # megabytes of JSON: not for a form
+    exclude = ["stored_objects", "changes"]  # megabytes of JSON: not for a form
     readonly_fields = [
         "cluster",
         "taken_at",

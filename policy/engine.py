@@ -15,6 +15,7 @@ from typing import Any
 
 from policy.caching import BuildCache
 from policy.models import ClusterSnapshot
+from policy.snapshot_chains import materialize
 from scoring.config import load_configuration
 from scoring.engine import Engine
 from scoring.snapshot import Snapshot
@@ -33,8 +34,7 @@ def snapshot_for(stored: ClusterSnapshot) -> Snapshot:
     """The engine snapshot of a stored one; built once per process and reused."""
 
     def build() -> Snapshot:
-        objects = ClusterSnapshot.snapshots.values_list("objects", flat=True).get(pk=stored.pk)
-        return Snapshot.from_objects(objects, warn=lambda _: None)
+        return Snapshot.from_objects(materialize(stored), warn=lambda _: None)
 
     return _snapshots.get_or_build(snapshot_key(stored), build)
 

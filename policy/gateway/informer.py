@@ -43,6 +43,7 @@ IDLE_SECONDS = 0.3  # no event for this long: the backlog is drained
 WATCH_SECONDS = 10  # the server ends one drain's watch after this, however busy the kind is
 
 ObjectKey = tuple[str, str]  # (namespace, name)
+ObjectRef = tuple[str, str, str]  # (kind, namespace, name)
 
 
 def _key(obj: Json) -> ObjectKey:
@@ -81,8 +82,11 @@ class KindCache:
         self.digest_sum -= object_digest(old)
         return True
 
-    def drain(self, conn: Connection, *, idle_seconds: float = IDLE_SECONDS) -> int:
-        """Apply the watch events after ``resource_version``; the number of changes applied."""
+    def drain(
+        self, conn: Connection, touched: set[ObjectKey], *, idle_seconds: float = IDLE_SECONDS
+    ) -> int:
+        """Apply the watch events after ``resource_version``, adding the key of each changed
+        object to ``touched``; the number of changes applied."""
         applied = 0
         events = watch(
             conn,
@@ -94,9 +98,11 @@ class KindCache:
         for event in events:
             if event.type in ("ADDED", "MODIFIED"):
                 self._put(event.object)
+                touched.add(_key(event.object))
                 applied += 1
-            elif event.type == "DELETED":
-                applied += self._remove(_key(event.object))
+            elif event.type == "DELETED" and self._remove(_key(event.object)):
+                touched.add(_key(event.object))
+                applied += 1
             if event.resource_version:
                 self.resource_version = event.resource_version
         return applied
@@ -108,6 +114,10 @@ class ClusterInformer:
     def __init__(self, kinds: tuple[Kind, ...] = SNAPSHOT_KINDS) -> None:
         self.caches = {kind.kind: KindCache(kind) for kind in kinds}
         self._lock = threading.Lock()
+        # The snapshot stored from this cache most recently, and the objects changed since
+        # (None: not known, a kind was listed since): what a refresh can store as changes.
+        self.stored: int | None = None
+        self._touched: dict[str, set[ObjectKey]] | None = None
 
     def read(
         self, conn: Connection, *, clock: Callable[[], datetime] = lambda: datetime.now(UTC)
@@ -118,8 +128,12 @@ class ClusterInformer:
         with self._lock:
             started = clock()
             caches = list(self.caches.values())
+            touched: dict[str, set[ObjectKey]] = {c.kind.kind: set() for c in caches}
             with ThreadPoolExecutor(max_workers=len(caches)) as pool:
-                outcomes = list(pool.map(lambda cache: _update(cache, conn), caches))
+                outcomes = list(
+                    pool.map(lambda cache: _update(cache, conn, touched[cache.kind.kind]), caches)
+                )
+            self._remember(touched, relisted=any(n < 0 for n in outcomes))
             objects = [obj for cache in caches for obj in cache.objects.values()]
             back = Readback(
                 objects,
@@ -134,15 +148,39 @@ class ClusterInformer:
             back.listed = [c.kind.kind for c, n in zip(caches, outcomes, strict=True) if n < 0]
             return back
 
+    def _remember(self, touched: dict[str, set[ObjectKey]], *, relisted: bool) -> None:
+        if relisted or self._touched is None:
+            self._touched = None
+            return
+        for kind, keys in touched.items():
+            self._touched.setdefault(kind, set()).update(keys)
 
-def _update(cache: KindCache, conn: Connection) -> int:
+    def changed_since_stored(self) -> tuple[int, dict[ObjectRef, Json | None]] | None:
+        """(snapshot id, ref → object now or None if deleted) for every object changed since
+        :attr:`stored`; None when that is not known (nothing stored yet, or a kind listed)."""
+        if self.stored is None or self._touched is None:
+            return None
+        changed: dict[ObjectRef, Json | None] = {}
+        for kind, keys in self._touched.items():
+            objects = self.caches[kind].objects
+            for key in keys:
+                changed[(kind, *key)] = objects.get(key)
+        return self.stored, changed
+
+    def mark_stored(self, snapshot_id: int) -> None:
+        """The objects as last read are now snapshot ``snapshot_id``."""
+        self.stored = snapshot_id
+        self._touched = {}
+
+
+def _update(cache: KindCache, conn: Connection, touched: set[ObjectKey]) -> int:
     """Drain ``cache``'s watch (the number of changes), or list it (-1) when it has no
     version to watch from or the version expired."""
     if not cache.listed or cache.missing:  # a missing CRD may have been installed since
         cache.relist(conn)
         return -1
     try:
-        return cache.drain(conn)
+        return cache.drain(conn, touched)
     except ResourceVersionExpired:
         logger.info("watch %s: version expired, listing again", cache.kind.kind)
         cache.relist(conn)

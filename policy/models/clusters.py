@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -124,17 +125,42 @@ class Cluster(VersionedModel):
 
 class SnapshotQuerySet(models.QuerySet["ClusterSnapshot"]):
     def summaries(self) -> SnapshotQuerySet:
-        """Snapshots with counts only: ``objects`` can hold tens of megabytes of JSON."""
-        return self.defer("objects")
+        """Snapshots with counts only: their objects can be tens of megabytes of JSON."""
+        return self.defer("stored_objects", "changes")
 
 
 class ClusterSnapshot(models.Model):
     """The Kubernetes objects of a cluster at ``taken_at``, as ``kubectl get -o json`` lists
-    them (Nodes, Pods, NodeMetrics, NodeResourceTopologies), with their counts."""
+    them (Nodes, Pods, NodeMetrics, NodeResourceTopologies), with their counts.
+
+    A *keyframe* stores every object. A refresh that knows what changed since the newest
+    snapshot stores only that (``changes``: the objects added or modified, the keys deleted)
+    against the same ``keyframe``, so a large cluster's minute-by-minute history costs what
+    changed. :attr:`objects` gives the whole list either way (policy.snapshot_chains).
+    """
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="snapshots")
     taken_at = models.DateTimeField()
-    objects = models.JSONField(default=list, help_text="List of Kubernetes objects.")
+    stored_objects = models.JSONField(
+        default=list,
+        db_column="objects",
+        help_text="List of Kubernetes objects (keyframes; empty when ``changes`` is set).",
+    )
+    keyframe = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,  # pruning removes whole chains (policy.snapshot_chains)
+        related_name="+",
+        help_text="The snapshot holding every object that ``changes`` apply to (with the "
+        "changes of the chain's earlier snapshots); empty for a keyframe.",
+    )
+    changes = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='Since the previous snapshot of the chain: {"put": [objects], '
+        '"delete": [[kind, namespace, name]]}.',
+    )
     node_count = models.PositiveIntegerField(default=0)
     pod_count = models.PositiveIntegerField(default=0, help_text="Pods bound to a node.")
     pending_pod_count = models.PositiveIntegerField(default=0)
@@ -142,7 +168,7 @@ class ClusterSnapshot(models.Model):
     topology_count = models.PositiveIntegerField(default=0)
     created = models.DateTimeField(auto_now_add=True)
 
-    # A field is named ``objects``, so the manager needs another name.
+    # ``objects`` is the snapshot's object list, so the manager needs another name.
     snapshots = SnapshotQuerySet.as_manager()
 
     class Meta:
@@ -152,6 +178,13 @@ class ClusterSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster_id} @ {self.taken_at:%Y-%m-%d %H:%M:%S}"
+
+    @cached_property
+    def objects(self) -> list[dict[str, Any]]:
+        """Every object of this snapshot (a chain's snapshot is put together on first use)."""
+        from policy.snapshot_chains import materialize
+
+        return materialize(self)
 
     def counts(self) -> dict[str, Any]:
         return {

@@ -16,9 +16,10 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from policy import snapshot_chains
 from policy.choices import ClusterKind
 from policy.models import ApiToken, Cluster, ClusterSnapshot, PlacementDecision
-from policy.snapshots import count_objects
+from policy.snapshot_chains import SnapshotChanges
 from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
 from scoring.synthetic import generate_cluster
 
@@ -39,14 +40,15 @@ class QueuedTask:
     id: str
 
 
-@transaction.atomic
 def record_snapshot(
-    cluster: Cluster, objects: Sequence[dict[str, Any]], taken_at: datetime
+    cluster: Cluster,
+    objects: Sequence[dict[str, Any]],
+    taken_at: datetime,
+    changes: SnapshotChanges | None = None,
 ) -> ClusterSnapshot:
-    """Store ``objects`` as the cluster's snapshot at ``taken_at``, with their counts."""
-    return ClusterSnapshot.snapshots.create(
-        cluster=cluster, taken_at=taken_at, objects=list(objects), **count_objects(objects)
-    )
+    """Store ``objects`` as the cluster's snapshot at ``taken_at``, with their counts; given
+    what changed since the newest snapshot, only that (``policy.snapshot_chains``)."""
+    return snapshot_chains.store(cluster, objects, taken_at, changes)
 
 
 def load_demo_cluster(
@@ -119,14 +121,10 @@ def seed_demo_policies(cluster: Cluster) -> bool:
 def prune_snapshots(keep: int | None = None) -> int:
     """Delete all but the newest ``keep`` snapshots of every cluster; returns how many went."""
     keep = keep or settings.SNAPSHOT_RETENTION
-    deleted = 0
-    for cluster_id in Cluster.objects.values_list("id", flat=True):
-        newest = ClusterSnapshot.snapshots.filter(cluster_id=cluster_id).values_list(
-            "id", flat=True
-        )[:keep]
-        stale = ClusterSnapshot.snapshots.filter(cluster_id=cluster_id).exclude(id__in=list(newest))
-        deleted += stale.delete()[0]
-    return deleted
+    return sum(
+        snapshot_chains.prune(cluster_id, keep)
+        for cluster_id in Cluster.objects.values_list("id", flat=True)
+    )
 
 
 def prune_decisions(now: datetime | None = None) -> int:

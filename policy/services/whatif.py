@@ -33,6 +33,7 @@ from policy.models import (
     WhatIfRun,
 )
 from policy.services import rendering
+from policy.snapshot_chains import materialize
 from policy.sync.appliers import as_pushed
 from scoring.config import validate_configuration
 from scoring.engine import Engine
@@ -399,8 +400,7 @@ def _as_pushed(run: WhatIfRun, stored: ClusterSnapshot) -> tuple[Snapshot, int]:
     _, _, rows = rendering.render_node_thresholds(run.cluster, run.snapshot_taken_at, stored)
     state = ClusterSyncState.objects.filter(cluster=run.cluster).first()
     owned = set(state.owned_nodes) if state else set()
-    objects = ClusterSnapshot.snapshots.values_list("objects", flat=True).get(pk=stored.pk)
-    changed, count = as_pushed(objects, {row.node: row.value for row in rows}, owned)
+    changed, count = as_pushed(materialize(stored), {row.node: row.value for row in rows}, owned)
     return Snapshot.from_objects(changed, warn=lambda _: None), count
 
 

@@ -22,9 +22,10 @@ from policy.gateway import apply as gw
 from policy.gateway.connection import Connection, ConnectionSpec, Timeouts, connect
 from policy.gateway.drift import Drift, annotation_drift, colocation_drift, configmap_key_drift
 from policy.gateway.errors import ApplyError, GatewayError
-from policy.gateway.informer import informer_for
+from policy.gateway.informer import ClusterInformer, informer_for
 from policy.gateway.retry import DEFAULT_POLICY, RetryPolicy
 from policy.models import Cluster, ClusterSnapshot, ClusterSyncState
+from policy.snapshot_chains import SnapshotChanges
 from policy.sync.planners import Desired, Owned
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
@@ -93,6 +94,7 @@ class RefreshResult:
     signature: str = ""  # the objects' version_signature (real clusters only)
     listed: list[str] = field(default_factory=list)  # kinds read by a full list, not a watch
     changes: int = 0  # watch events applied since the previous read
+    since_stored: SnapshotChanges | None = None  # what changed since the newest snapshot
 
 
 def target_for(cluster: Cluster) -> KubeTarget | DemoTarget:
@@ -107,6 +109,7 @@ class KubeTarget:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self._conn: Connection | None = None
+        self._informer: ClusterInformer | None = None
 
     @property
     def conn(self) -> Connection:
@@ -204,7 +207,8 @@ class KubeTarget:
 
         Returns (objects, taken_at, result without its snapshot): the caller stores them.
         """
-        readback = informer_for(self.cluster.pk, repr(self.conn)).read(self.conn)
+        self._informer = informer_for(self.cluster.pk, repr(self.conn))
+        readback = self._informer.read(self.conn)
         nodes = [obj for obj in readback.objects if obj.get("kind") == "Node"]
         drift = annotation_drift(nodes, dict(state.annotations or {}))
         if state.scheduler_config is not None:
@@ -228,8 +232,23 @@ class KubeTarget:
             signature=readback.signature,
             listed=readback.listed,
             changes=readback.changes,
+            since_stored=self._changes_since_stored(),
         )
         return readback.objects, readback.taken_at, partial
+
+    def _changes_since_stored(self) -> SnapshotChanges | None:
+        changed = self._informer.changed_since_stored() if self._informer else None
+        if changed is None:
+            return None
+        since, objects = changed
+        put = [obj for obj in objects.values() if obj is not None]
+        return SnapshotChanges(since, put, [ref for ref, obj in objects.items() if obj is None])
+
+    def snapshot_stored(self, snapshot_id: int) -> None:
+        """The objects of the last refresh are snapshot ``snapshot_id`` (stored, or found
+        equal to it): later refreshes may store what changed since."""
+        if self._informer is not None:
+            self._informer.mark_stored(snapshot_id)
 
 
 class DemoTarget:
@@ -245,6 +264,9 @@ class DemoTarget:
 
     def close(self) -> None:
         pass
+
+    def snapshot_stored(self, snapshot_id: int) -> None:
+        pass  # every demo snapshot is stored whole
 
     def _snapshot(self) -> ClusterSnapshot:
         if self._stored is None:

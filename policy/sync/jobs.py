@@ -481,12 +481,20 @@ def _store_refresh(job: SyncJob, state: ClusterSyncState, target: Any, log: JobL
         log("watched %d change(s) since the previous read", result.changes)
     if signature and signature == state.objects_signature and latest is not None:
         result.snapshot = latest
+        target.snapshot_stored(latest.pk)
         log("nothing changed since snapshot %s: no new snapshot stored", latest.pk)
         return result
-    snapshot = record_snapshot(job.cluster, objects, taken_at)
+    snapshot = record_snapshot(job.cluster, objects, taken_at, result.since_stored)
     result.snapshot = snapshot
+    transaction.on_commit(lambda: target.snapshot_stored(snapshot.pk))
     ClusterSyncState.objects.filter(pk=state.pk).update(objects_signature=signature)
-    log("stored snapshot %s: %s", snapshot.pk, snapshot.counts())
+    changes = result.since_stored
+    what = (
+        "every object"
+        if snapshot.keyframe_id is None
+        else f"{len(changes)} change(s) since snapshot {changes.since}"
+    )
+    log("stored snapshot %s (%s): %s", snapshot.pk, what, snapshot.counts())
     if result.missing:
         log("kinds not served by the cluster: %s", ", ".join(result.missing))
     return result

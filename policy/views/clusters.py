@@ -18,6 +18,7 @@ from policy.models import Cluster, PlacementDecision
 from policy.params import parse_id
 from policy.roles import can_edit_policy, role_required
 from policy.services import sync_status
+from policy.snapshot_chains import materialize
 from policy.snapshots import summarize
 from policy.ui import charts
 from policy.ui import dashboard as board
@@ -77,8 +78,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     try:
         page_load = load_for_page(stored, source)
     except SnapshotUnreadable as exc:
-        stored.refresh_from_db(fields=["objects"])
-        context |= {"summary": summarize(stored.objects), "unreadable": str(exc)}
+        context |= {"summary": summarize(materialize(stored)), "unreadable": str(exc)}
         return render(request, "policy/dashboard.html", context)
 
     load = page_load.load

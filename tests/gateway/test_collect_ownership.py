@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from policy.gateway.connection import MERGE_PATCH, Connection
-from policy.models import Cluster, ClusterSyncState, NodeMetricCollectPolicy, SyncJob
+from policy.gateway.readback import read_cluster, version_signature
+from policy.models import (
+    Cluster,
+    ClusterSnapshot,
+    ClusterSyncState,
+    NodeMetricCollectPolicy,
+    SyncJob,
+)
 from policy.services import sync as sync_services
 from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces
 
@@ -160,8 +167,11 @@ def test_a_refresh_that_finds_nothing_changed_stores_no_snapshot(
     changed = refresh()
     assert changed.snapshot_id != first.snapshot_id
     assert "watched 1 change(s)" in changed.log and "listed" not in changed.log
-    [stored] = [
-        o for o in changed.snapshot.objects if o["kind"] == "Node" and o["metadata"]["name"] == node
-    ]
-    assert stored["metadata"]["labels"]["example.com/moved"] == "yes"
+    # Stored as that one change against the first snapshot, and read back whole.
+    assert f"1 change(s) since snapshot {first.snapshot_id}" in changed.log
+    stored = ClusterSnapshot.snapshots.summaries().get(pk=changed.snapshot_id)
+    assert stored.keyframe_id == first.snapshot_id and len(stored.changes["put"]) == 1
+    assert version_signature(stored.objects) == version_signature(read_cluster(admin).objects)
+    [moved] = [o for o in stored.objects if o["kind"] == "Node" and o["metadata"]["name"] == node]
+    assert moved["metadata"]["labels"]["example.com/moved"] == "yes"
     assert cluster.snapshots.count() == 2

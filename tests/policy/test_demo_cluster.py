@@ -53,7 +53,7 @@ def test_the_command_stores_demo_policies_once_that_serve_every_demo_pod() -> No
     # The configuration, 2 profiles and their LoadAware args, a node threshold policy.
     assert created.count() == 6
     engine = engine_for(configuration.to_document())
-    pending = snapshot_for(ClusterSnapshot.snapshots.defer("objects").latest()).pending
+    pending = snapshot_for(ClusterSnapshot.snapshots.summaries().latest()).pending
     assert pending and all(engine.framework_for(pod) for pod in pending)
     call_command("load_demo_cluster", "--name", "bare", "--no-policies", stdout=out)
     assert not SchedulerConfiguration.objects.filter(cluster__name="bare").exists()

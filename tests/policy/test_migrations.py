@@ -78,3 +78,17 @@ def test_collect_field_ownership_becomes_per_field(executor: MigrationExecutor) 
         True,
         False,
     ]
+
+
+def test_existing_snapshots_become_keyframes_with_their_objects(
+    executor: MigrationExecutor,
+) -> None:
+    old = migrate(executor, [("policy", "0015_scheduler_message")])
+    cluster = old.get_model("policy", "Cluster").objects.create(name="kept", kind="demo")
+    objects = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}]
+    snapshots = old.get_model("policy", "ClusterSnapshot").snapshots
+    pk = snapshots.create(cluster=cluster, taken_at="2026-11-01T00:00:00Z", objects=objects).pk
+
+    new = migrate(executor, [("policy", "0016_snapshot_chains")])
+    row = new.get_model("policy", "ClusterSnapshot").snapshots.get(pk=pk)
+    assert (row.stored_objects, row.keyframe_id, row.changes) == (objects, None, None)
