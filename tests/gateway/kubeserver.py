@@ -15,12 +15,14 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from policy.gateway.connection import (
@@ -293,3 +295,50 @@ def pending_pod(name: str, namespace: str, *, cpu: str = "10m", scheduler: str =
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     }
+
+
+# --------------------------------------------------------------------------------------------
+# kube-scheduler of the same release
+
+
+def scheduler_binary() -> Path | None:
+    """SCHEDBOARD_KUBE_SCHEDULER, else the one build.sh cached (None: not built here)."""
+    configured = os.environ.get("SCHEDBOARD_KUBE_SCHEDULER")
+    binary = Path(configured) if configured else cache_dir("kube-scheduler") / "kube-scheduler"
+    return binary if os.access(binary, os.X_OK) else None
+
+
+@contextmanager
+def kube_scheduler(
+    server: KubeServer, directory: Path, profiles: list[Json], **top_level: Any
+) -> Iterator[Path]:
+    """A real kube-scheduler serving ``profiles`` (``kubescheduler.config.k8s.io/v1beta1``, what
+    v1.20 reads) against ``server``; yields its log file. Skips the test without the binary
+    (fails it in CI)."""
+    binary = scheduler_binary()
+    if binary is None:
+        how = "build it with scripts/kube-apiserver/build.sh kube-scheduler"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI needs kube-scheduler: {how}")
+        pytest.skip(f"no kube-scheduler: {how}")
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1beta1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": str(server.kubeconfig)},
+        "leaderElection": {"leaderElect": False},
+        "profiles": profiles,
+        **top_level,
+    }
+    (directory / "config.yaml").write_text(yaml.safe_dump(config))
+    log_path = directory / "kube-scheduler.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [str(binary), f"--config={directory / 'config.yaml'}", "--port=0", "--secure-port=0"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            yield log_path
+        finally:
+            process.terminate()
+            process.wait(timeout=20)

@@ -10,72 +10,31 @@ kube-scheduler``); without it the test is skipped, and in CI that is a failure.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from io import StringIO
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from django.core.management import call_command
 
 from policy import tasks
 from policy.gateway.connection import MERGE_PATCH, Connection
 from policy.models import Cluster, PlacementDecision, SchedulerConfiguration, SchedulerProfile
-from tests.gateway.kubeserver import (
-    Json,
-    KubeServer,
-    cache_dir,
-    create,
-    ensure_namespaces,
-    pending_pod,
-)
+from tests.gateway import kubeserver
+from tests.gateway.kubeserver import Json, KubeServer, create, ensure_namespaces, pending_pod
 
 PROFILE = "real-scheduler"
 METRICS = "/apis/slo.koordinator.sh/v1alpha1/nodemetrics"
 NS = "real-scheduler"
 
 
-def scheduler_binary() -> Path | None:
-    """SCHEDBOARD_KUBE_SCHEDULER, else the one build.sh cached (None: not built here)."""
-    configured = os.environ.get("SCHEDBOARD_KUBE_SCHEDULER")
-    binary = Path(configured) if configured else cache_dir("kube-scheduler") / "kube-scheduler"
-    return binary if os.access(binary, os.X_OK) else None
-
-
 @pytest.fixture(scope="module")
 def kube_scheduler(kube: KubeServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    binary = scheduler_binary()
-    if binary is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI needs kube-scheduler (scripts/kube-apiserver/build.sh kube-scheduler)")
-        pytest.skip(
-            "no kube-scheduler: build it with scripts/kube-apiserver/build.sh kube-scheduler"
-        )
-    directory = tmp_path_factory.mktemp("kube-scheduler")
-    config = {
-        "apiVersion": "kubescheduler.config.k8s.io/v1beta1",
-        "kind": "KubeSchedulerConfiguration",
-        "clientConnection": {"kubeconfig": str(kube.kubeconfig)},
-        "leaderElection": {"leaderElect": False},
-        "profiles": [{"schedulerName": PROFILE}],
-    }
-    (directory / "config.yaml").write_text(yaml.safe_dump(config))
-    log = (directory / "kube-scheduler.log").open("w")
-    process = subprocess.Popen(
-        [str(binary), f"--config={directory / 'config.yaml'}", "--port=0", "--secure-port=0"],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
+    with kubeserver.kube_scheduler(
+        kube, tmp_path_factory.mktemp("kube-scheduler"), [{"schedulerName": PROFILE}]
+    ):
         yield
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-        log.close()
 
 
 def pod(name: str) -> Json:
