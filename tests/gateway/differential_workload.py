@@ -4,7 +4,7 @@ Deterministic variety: three zones and three pools (general, large, gpu with an 
 resource), NoSchedule and PreferNoSchedule taints; pods with and without requests, init
 containers larger than their containers, extended resources, node selectors, required and
 preferred node affinity, tolerations, host ports, and pods no node can take. Profiles alternate
-between spreading (LeastAllocated) and packing (MostAllocated).
+between spreading (LeastAllocated) and packing (MostAllocated, on its own half of the nodes).
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ POOLS: dict[str, Json] = {
     "gpu": {"cpu": "8", "memory": "32Gi", "pods": "110", GPU: "4"},
 }
 POD_COUNT = 120
+# Packing pods go to one half of the nodes, request-less pods to the other: 1.20's MostAllocated
+# scores a resource 0 where non-zero requests exceed allocatable, 1.35 clamps them to it
+# (docs/differential.md), and request-less pods are what pushes non-zero requests past it.
+HALF = "differential-half"
 
 
 def differential_nodes(prefix: str) -> list[Json]:
@@ -41,7 +45,12 @@ def differential_nodes(prefix: str) -> list[Json]:
             taints.append({"key": "dedicated", "value": "batch", "effect": "NoSchedule"})
         if index in (4, 5):
             taints.append({"key": "spot", "value": "true", "effect": "PreferNoSchedule"})
-        labels = {"kubernetes.io/hostname": name, ZONE: zone, "pool": pool}
+        labels = {
+            "kubernetes.io/hostname": name,
+            ZONE: zone,
+            "pool": pool,
+            HALF: MOST if index % 2 else LEAST,
+        }
         nodes.append(
             {
                 "apiVersion": "v1",
@@ -151,7 +160,10 @@ def differential_pods(nodes: list[str], count: int = POD_COUNT, seed: int = 20) 
     for index in range(count):
         kind = index % VARIANTS
         spec = _variant(kind, rng, nodes)
-        spec["schedulerName"] = LEAST if (index // VARIANTS) % 2 == 0 else MOST
+        profile = LEAST if kind == 0 or (index // VARIANTS) % 2 == 0 else MOST
+        spec["schedulerName"] = profile
+        if kind == 0 or profile == MOST:
+            spec["nodeSelector"] = {**spec.get("nodeSelector", {}), HALF: profile}
         pods.append(
             {
                 "apiVersion": "v1",

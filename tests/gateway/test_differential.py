@@ -196,11 +196,6 @@ def engine_verdict(engine: Engine, objects: list[Json], pod: Json) -> Any:
     return engine.evaluate(parse_pod(pod), snapshot, datetime.now(UTC))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="MostAllocated on nodes holding pods without requests: kube-scheduler scores them at "
-    "its non-zero defaults (NonZeroRequested), the engine at zero",
-)
 def test_the_engine_agrees_with_kube_scheduler_binding_for_binding(
     differential_scheduler: None,
     differential_cluster: list[str],
