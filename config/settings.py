@@ -168,6 +168,18 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env_int(
         "DATABASE_CONNECT_TIMEOUT", 5, minimum=1
     )
+elif DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The embedded default has a worker thread beside each request (a job's heartbeat, the
+    # in-process worker): IMMEDIATE takes the write lock when a transaction begins, so a
+    # transaction that read first never fails to upgrade ("database is locked"); writers wait
+    # their turn for up to `timeout` seconds, and WAL lets readers go on meanwhile.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": env_int("DATABASE_LOCK_TIMEOUT", 30, minimum=1),
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth ---------------------------------------------------------------------------------
