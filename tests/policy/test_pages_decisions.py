@@ -51,6 +51,7 @@ def test_decision_page_shows_winner_ranking_and_filtered_groups(
         "TaintToleration",
         "NodeResourcesFit",
         "NodeResourcesBalancedAllocation",
+        "ImageLocality",
     ]
     totals = [node.total for node in view.ranked]
     assert totals == sorted(totals, reverse=True)
