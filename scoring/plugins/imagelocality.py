@@ -15,6 +15,7 @@ size of one image name.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
 MAX_CONTAINER_THRESHOLD = 1000 * MB
 _EXTENSION = "imagelocality.spread"
+MAX_MEMO = 256  # image-name tuples whose scores are kept (8 bytes per node each)
 
 
 def normalized_image_name(name: str) -> str:
@@ -57,6 +59,9 @@ class ImageSpread:
         self.nodes: dict[str, IntArray] = {}
         self.scaled: dict[str, IntArray] = {}
         self.total = 0
+        # Scores on every node per tuple of pod image names (a pod's images decide its score
+        # everywhere); cleared with the rest when a Node changes, oldest dropped past the bound.
+        self._scores: OrderedDict[tuple[str, ...], IntArray] = OrderedDict()
         self.refresh(snapshot)
 
     def node_event(self, kind: str, node: int) -> None:
@@ -79,7 +84,29 @@ class ImageSpread:
             spread = float(len(idx)) / float(self.total)
             values = np.array(sizes[name], dtype=np.float64) * spread
             self.scaled[name] = values.astype(np.int64)
+        self._scores.clear()
         self._stale = False
+
+    def scores(self, names: tuple[str, ...]) -> IntArray | None:
+        """``calculatePriority(sumImageScores)`` on every node for a pod with these images, or
+        None when no node holds any of them (every node then scores 0)."""
+        known = self._scores.get(names)
+        if known is not None:
+            self._scores.move_to_end(names)
+            return known
+        hits = [name for name in names if name in self.nodes]
+        if not hits:
+            return None
+        every = np.zeros(self.total, dtype=np.int64)
+        for name in hits:  # a name used by two containers counts twice, as in Go
+            every[self.nodes[name]] += self.scaled[name]
+        holders = np.flatnonzero(every)  # only these can score above 0
+        result = np.zeros(self.total, dtype=np.int64)
+        result[holders] = calculate_priority(every[holders], len(names))
+        self._scores[names] = result
+        if len(self._scores) > MAX_MEMO:
+            self._scores.popitem(last=False)
+        return result
 
     def count(self, name: str) -> int:
         """``ImageStateSummary.NumNodes``: how many nodes report the name."""
@@ -113,29 +140,17 @@ def calculate_priority(sums: IntArray, containers: int) -> IntArray:
 
 class ImageLocality(Plugin):
     """Score only. Never cached by the equivalence cache (``depends_on`` None): an image's spread
-    counts every node, so a Node change on one node changes scores on others."""
+    counts every node, so a Node change on one node changes scores on others. ``ImageSpread``
+    keeps its own per-image-set scores instead, dropped on any Node change."""
 
     name = "ImageLocality"
     points = frozenset({"score"})
 
     def score(self, cycle: Cycle, feasible: IntArray) -> IntArray:
-        names = pod_image_names(cycle.pod)
-        spread = image_spread(cycle.snapshot)
-        hits = [name for name in names if name in spread.nodes]
-        if not hits:  # no node holds an image: calculatePriority(0, n) is 0 everywhere
+        every = image_spread(cycle.snapshot).scores(tuple(pod_image_names(cycle.pod)))
+        if every is None:  # no node holds an image: calculatePriority(0, n) is 0 everywhere
             return np.zeros(len(feasible), dtype=np.int64)
-        # Only nodes holding an image can score above 0: compute those, gather the feasible.
-        if len(hits) == 1:
-            holders, sums = spread.nodes[hits[0]], spread.scaled[hits[0]]
-        else:
-            every = np.zeros(len(cycle.snapshot), dtype=np.int64)
-            for name in hits:
-                every[spread.nodes[name]] += spread.scaled[name]
-            holders = np.flatnonzero(every)
-            sums = every[holders]
-        scores = np.zeros(len(cycle.snapshot), dtype=np.int64)
-        scores[holders] = calculate_priority(sums, len(names))
-        result: IntArray = scores[feasible]
+        result: IntArray = every[feasible]
         return result
 
     def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any]:
