@@ -115,6 +115,7 @@ class ContainerPort:
 @dataclass(frozen=True, slots=True)
 class Container:
     name: str
+    image: str
     requests: ResourceList
     limits: ResourceList
     ports: tuple[ContainerPort, ...]
@@ -146,8 +147,12 @@ def _parse_container(
         if host_port:
             protocol = str(port.get("protocol") or "TCP")
             ports.append(ContainerPort(host_port, protocol, str(port.get("hostIP") or "")))
+    image = spec.get("image") or ""
+    if not isinstance(image, str):
+        raise ObjectError(f"{_describe(obj)}: {path}.image: expected a string, got {image!r}")
     return Container(
         name=str(spec.get("name", "")),
+        image=image,
         requests=requests,
         limits=limits,
         ports=tuple(ports),
@@ -306,6 +311,14 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class NodeImage:
+    """One entry of ``status.images``: every name the image is known by, and its size."""
+
+    names: tuple[str, ...]
+    size_bytes: int
+
+
 @dataclass(eq=False)
 class Node:
     """A v1 Node reduced to what scheduling reads (plus the raw object)."""
@@ -316,6 +329,7 @@ class Node:
     unschedulable: bool
     taints: tuple[Taint, ...]
     allocatable: ResourceList
+    images: tuple[NodeImage, ...]
     raw: Mapping[str, Any] = field(repr=False)
 
     @cached_property
@@ -348,5 +362,29 @@ def parse_node(obj: Mapping[str, Any]) -> Node:
         unschedulable=bool(spec.get("unschedulable")),
         taints=tuple(taints),
         allocatable=parse_resource_list(obj, status.get("allocatable"), "status.allocatable"),
+        images=_parse_images(obj, status.get("images")),
         raw=obj,
     )
+
+
+def _parse_images(obj: Mapping[str, Any], raw: Any) -> tuple[NodeImage, ...]:
+    """``status.images`` (``[]ContainerImage``): names are strings, ``sizeBytes`` an int64 >= 0
+    (omitted means 0, as Go's zero value)."""
+    images = []
+    for i, item in enumerate(_list(obj, raw, "status.images")):
+        path = f"status.images[{i}]"
+        entry = _mapping(obj, item, path)
+        names = _list(obj, entry.get("names"), f"{path}.names")
+        for j, name in enumerate(names):
+            if not isinstance(name, str):
+                raise ObjectError(
+                    f"{_describe(obj)}: {path}.names[{j}]: expected a string, got {name!r}"
+                )
+        size = entry.get("sizeBytes") or 0
+        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= INT64_MAX:
+            raise ObjectError(
+                f"{_describe(obj)}: {path}.sizeBytes: expected an integer from 0 to "
+                f"{INT64_MAX}, got {size!r}"
+            )
+        images.append(NodeImage(tuple(names), size))
+    return tuple(images)

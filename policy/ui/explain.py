@@ -9,6 +9,10 @@ from typing import Any
 from policy.ui import format as fmt
 from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
 
+IMAGE_LOCALITY = "ImageLocality"
+# Plugins whose explanation has its own card on the decision node page.
+OWN_CARDS = frozenset({LOADAWARE, IMAGE_LOCALITY})
+
 
 @dataclass(frozen=True)
 class UsageLine:
@@ -89,5 +93,55 @@ def metric_line(metric: Mapping[str, Any] | None) -> str:
 
 
 def other_details(details: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
-    """Every plugin's explanation except LoadAware's (shown as its own table)."""
-    return [(name, value) for name, value in (details or {}).items() if name != LOADAWARE]
+    """Every plugin's explanation except those shown as their own card (``OWN_CARDS``)."""
+    return [(name, value) for name, value in (details or {}).items() if name not in OWN_CARDS]
+
+
+@dataclass(frozen=True)
+class ImageLine:
+    """One container of the pod under ImageLocality: its image as this node holds it."""
+
+    container: str
+    image: str
+    on_node: bool
+    size: str
+    nodes: str
+    spread: str
+    scaled: str
+
+
+@dataclass(frozen=True)
+class ImageLocalityView:
+    lines: list[ImageLine]
+    total: str
+    max_threshold: str
+    score: int
+    node_images: int
+
+
+def imagelocality_view(detail: Mapping[str, Any] | None) -> ImageLocalityView | None:
+    """The pod's images on this node and the arithmetic from sum to score (None without)."""
+    if not detail:
+        return None
+    total_nodes = detail.get("totalNodes")
+    lines = []
+    for c in detail.get("containers") or []:
+        held = "sizeBytes" in c
+        lines.append(
+            ImageLine(
+                container=str(c.get("container", "")),
+                image=str(c.get("image", "")),
+                on_node=held,
+                size=fmt.binary(c.get("sizeBytes")),
+                nodes=f"{c.get('nodesWithImage')} of {total_nodes}" if held else "—",
+                spread=fmt.percent(100 * c["spread"]) if held else "—",
+                scaled=fmt.binary(c.get("scaled")),
+            )
+        )
+    return ImageLocalityView(
+        lines=lines,
+        total=fmt.binary(detail.get("sumBeforeScaling")),
+        max_threshold=fmt.binary(detail.get("maxThreshold")),
+        score=int(detail.get("score") or 0),
+        node_images=len(detail.get("nodeImages") or []),
+    )

@@ -22,7 +22,9 @@ from policy.params import parse_id
 from policy.roles import role_required
 from policy.ui.decision import TOP_RANKED, decision_view, node_entry
 from policy.ui.explain import (
+    IMAGE_LOCALITY,
     estimate_text,
+    imagelocality_view,
     loadaware_lines,
     metric_line,
     other_details,
@@ -240,6 +242,7 @@ def decision_node(request: HttpRequest, pk: int, name: str) -> HttpResponse:
             "la_lines": loadaware_lines(la),
             "metric": metric_line((la or {}).get("nodeMetric")),
             "estimate": estimate_text((la or {}).get("incomingPod", {}).get("estimate")),
+            "il": imagelocality_view(details.get(IMAGE_LOCALITY)),
             "others": [
                 (plugin, yaml.safe_dump(value, sort_keys=False, default_flow_style=False))
                 for plugin, value in other_details(details)

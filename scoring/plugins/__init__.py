@@ -22,6 +22,7 @@ REGISTRY: dict[str, str] = {
     "LoadAwareScheduling": "scoring.plugins.loadaware:LoadAwareScheduling",
     "NodeResourceTopologyMatch": "scoring.plugins.nrt:NodeResourceTopologyMatch",
     "LimitAware": "scoring.plugins.limitaware:LimitAware",
+    "ImageLocality": "scoring.plugins.imagelocality:ImageLocality",
 }
 
 UNMODELLED: dict[str, str] = {
@@ -34,7 +35,6 @@ UNMODELLED: dict[str, str] = {
     "PodTopologySpread": "topology spread constraints are not modelled yet",
     "InterPodAffinity": "inter-pod affinity is not modelled yet",
     "DefaultPreemption": "preemption is not modelled",
-    "ImageLocality": "container images on nodes are not modelled",
     "DefaultBinder": "binding does not affect node choice",
     "DynamicResources": "dynamic resource allocation is not modelled",
 }

@@ -385,8 +385,10 @@ class NodeResourcesFit(Plugin):
         return least_allocated(requested, allocatable, self.weights)
 
     def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any]:
+        """Per resource: what the filter compares, and for cpu/memory the non-zero amounts the
+        score uses instead (request-less containers at 100m / 200Mi, node and pod alike)."""
         snap = cycle.snapshot
-        rows = {}
+        rows: dict[str, dict[str, int]] = {}
         for name in dict.fromkeys([*_NATIVE_CHECKED, "pods", *self._checked_resources(cycle)]):
             column = snap.resource_index.get(name)
             if column is None:
@@ -396,6 +398,9 @@ class NodeResourcesFit(Plugin):
                 "requested": int(snap.requested[node, column]),
                 "pod": 1 if name == "pods" else int(cycle.request[column]),
             }
+        for k, name in enumerate(("cpu", "memory")):
+            rows[name]["scoredRequested"] = int(snap.non_zero_requested[node, k])
+            rows[name]["scoredPod"] = cycle.pod.non_zero_requests[k]
         return {"strategy": self.strategy, "resources": rows}
 
 

@@ -40,7 +40,8 @@ HASHED_POD_FIELDS = frozenset(
         "node_selector",  # NodeAffinity
         "affinity",  # NodeAffinity (the whole block, so pod (anti-)affinity is covered too)
         "tolerations",  # TaintToleration, NodeUnschedulable
-        "containers",  # requests, limits, host ports, restart policy: every resource plugin
+        "containers",  # requests, limits, host ports, restart policy, image: every resource
+        # plugin, and ImageLocality
         "init_containers",  # same, including sidecars
         "overhead",  # requests and limits
         "owner_references",  # only whether one is a DaemonSet (LimitAware, LoadAwareScheduling)
@@ -94,6 +95,7 @@ def _items(mapping: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
 def _container(container: Container) -> tuple[Any, ...]:
     return (
         container.name,
+        container.image,
         _items(container.requests),
         _items(container.limits),
         container.ports,

@@ -51,6 +51,7 @@ def test_decision_page_shows_winner_ranking_and_filtered_groups(
         "TaintToleration",
         "NodeResourcesFit",
         "NodeResourcesBalancedAllocation",
+        "ImageLocality",
     ]
     totals = [node.total for node in view.ranked]
     assert totals == sorted(totals, reverse=True)
@@ -121,6 +122,10 @@ def test_decision_node_page(client: Client, viewer: User, demo_snapshot: Cluster
     html = response.content.decode()
     for score in feasible["scores"]:
         assert f'<th scope="row">{score["plugin"]}</th>' in html
+    # ImageLocality has its own card: the pod's container images, whether the node holds them.
+    il = response.context["il"]
+    assert [line.container for line in il.lines] == ["app"] and not il.lines[0].on_node
+    assert 'id="il-heading"' in html and "not on this node" in html
     assert client.get(f"/decisions/{decision.pk}/nodes/nope/").status_code == 404
     assert client.get("/decisions/999999/").status_code == 404
 

@@ -7,13 +7,16 @@ from typing import Any
 
 import pytest
 
-from policy.ui import charts
+from policy.ui import charts, explain
 from policy.ui import format as fmt
 from policy.ui.dashboard import Band, NodeQuery, histogram, select, sort_nodes
 from policy.ui.decision import decision_view
 from policy.ui.loadaware import cluster_load, default_plugin
+from scoring.engine import Engine
+from scoring.objects import parse_pod
 from scoring.snapshot import Snapshot
 from scoring.synthetic import generate_cluster
+from tests.scoring.builders import make_container, make_node, make_pod
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -145,3 +148,28 @@ def test_decision_layout_groups_every_failure() -> None:
     assert view.skipped[0]["plugin"] == "VolumeBinding"
     empty = decision_view({"nodes": []})
     assert empty.winner is None and empty.groups == [] and empty.ranked == []
+
+
+def test_image_locality_card_reads_the_engine_explanation() -> None:
+    nodes = []
+    for name, held in (("a", True), ("b", True), ("c", False), ("d", False)):
+        node = make_node(name, {"cpu": 4000, "memory": 8 * 2**30, "pods": 10})
+        if held:
+            node["status"]["images"] = [{"names": ["shop/web:3"], "sizeBytes": 600 * 2**20}]
+        nodes.append(node)
+    snapshot = Snapshot.from_objects(nodes)
+    pod = parse_pod(make_pod("web", containers=[make_container("app", image="shop/web:3")]))
+    decision = Engine().evaluate(pod, snapshot, NOW)
+    view = explain.imagelocality_view(decision.details(0)["ImageLocality"])
+    assert view is not None
+    # 600 Mi on 2 of 4 nodes: 300 Mi counted; 100 * (300 - 23) / (1000 - 23) = 28.
+    (line,) = view.lines
+    assert (line.on_node, line.size, line.nodes, line.spread, line.scaled) == (
+        True,
+        "600 Mi",
+        "2 of 4",
+        "50%",
+        "300 Mi",
+    )
+    assert (view.total, view.max_threshold, view.score) == ("300 Mi", "1000 Mi", 28)
+    assert explain.imagelocality_view(None) is None

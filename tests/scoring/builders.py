@@ -61,13 +61,14 @@ def make_container(
     limits: Mapping[str, int | str] | None = None,
     *,
     restart_policy: str | None = None,
+    image: str = "registry.k8s.io/pause:3.9",
 ) -> dict[str, Any]:
     resources: dict[str, Any] = {}
     if requests:
         resources["requests"] = resource_list(requests)
     if limits:
         resources["limits"] = resource_list(limits)
-    container: dict[str, Any] = {"name": name, "image": "registry.k8s.io/pause:3.9"}
+    container: dict[str, Any] = {"name": name, "image": image}
     if resources:
         container["resources"] = resources
     if restart_policy:

@@ -148,6 +148,9 @@ def test_a_placement_recomputes_only_the_resource_plugins_on_that_node(
         "NodeResourceTopologyMatch",
     }  # NodePorts too, for pods with host ports (its PreFilter skips the others)
     assert {p: n for p, n in spy.subset.items() if n} == {name: [node] for name in resource_plugins}
+    # ImageLocality is never cached (an image's spread counts every node): it scores them all.
+    uncached = spy.scored.pop("ImageLocality")
+    assert len(uncached) > 1
     assert set(spy.scored) <= resource_plugins | {"NodeResourcesBalancedAllocation"}
     assert all(nodes == [node] for nodes in spy.scored.values())
 

@@ -6,15 +6,20 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from scoring.plugins.noderesources import broken_linear
 from tests.scoring.builders import evaluate, plugin_score, run_cli, write_json
 from tests.scoring.vector_objects import score_only_config, vector_cluster, vector_pod
 
 HERE = Path(__file__).parent / "conformance"
-VECTORS = sorted(
+ALL = sorted(
     [*HERE.glob("noderesourcesfit/*.json"), *HERE.glob("noderesourcesbalancedallocation/*.json")]
 )
+# Go tests of a helper function rather than a plugin: checked against the engine's function.
+FUNCTIONS = [p for p in ALL if json.loads(p.read_text()).get("kind") == "function"]
+VECTORS = [p for p in ALL if p not in FUNCTIONS]
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -46,3 +51,15 @@ def test_vector(path: Path, tmp_path: Path) -> None:
         entry = plugin_score(decision, node.lower(), plugin)
         assert entry is not None, f"{node}: no {plugin} score"
         assert entry["raw"] == score, (node, entry)
+
+
+@pytest.mark.parametrize("path", FUNCTIONS, ids=lambda p: p.stem)
+def test_function_vector(path: Path) -> None:
+    """``helper.BuildBrokenLinearFunction`` cases: the engine's function gives every value."""
+    vector = _load(path)
+    assert vector["function"] == "helper.BuildBrokenLinearFunction"
+    for case in vector["cases"]:
+        points = [(int(u), int(s)) for u, s in case["points"]]
+        inputs = np.array([p for p, _ in case["assertions"]], dtype=np.int64)
+        expected = [e for _, e in case["assertions"]]
+        assert broken_linear(points, inputs).tolist() == expected, case

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from scoring.objects import Pod, parse_pod
+from scoring.objects import Container, ContainerPort, Pod, parse_pod
 from scoring.simulation.equivalence import (
     HASHED_POD_FIELDS,
     IGNORED_POD_FIELDS,
@@ -50,6 +50,25 @@ def test_every_pod_field_is_hashed_or_deliberately_ignored() -> None:
     assert not HASHED_POD_FIELDS & IGNORED_POD_FIELDS
 
 
+# A different value for every Container field (plugins read them all: ImageLocality the image).
+OTHER_CONTAINER_VALUES: dict[str, Any] = {
+    "name": "other",
+    "image": "registry.example.com/other:1",
+    "requests": {"cpu": 1},
+    "limits": {"cpu": 1},
+    "ports": (ContainerPort(8080, "TCP", ""),),
+    "restartable": True,
+}
+
+
+@pytest.mark.parametrize("field", [f.name for f in dataclasses.fields(Container)])
+def test_every_container_field_splits_the_class(field: str) -> None:
+    """A new Container field fails here (no value above) until the class key covers it."""
+    pod = parse_pod(replica())
+    changed = dataclasses.replace(pod.containers[0], **{field: OTHER_CONTAINER_VALUES[field]})
+    assert equivalence_key(dataclasses.replace(pod, containers=(changed,))) != key(replica())
+
+
 def test_replicas_differing_only_in_identity_share_a_class() -> None:
     other = replica("web-2")
     other["metadata"]["labels"]["statefulset.kubernetes.io/pod-name"] = "web-2"
@@ -80,6 +99,10 @@ CHANGES: dict[str, Callable[[Manifest], None]] = {
     "cpu request": _set("spec.containers.0.resources.requests.cpu", "600m"),
     "memory limit": _set("spec.containers.0.resources.limits.memory", "2Gi"),
     "extra container": lambda m: m["spec"]["containers"].append(make_container("side")),
+    "container image": _set("spec.containers.0.image", "registry.example.com/web:2.0"),
+    "init container image": lambda m: m["spec"].update(
+        initContainers=[make_container("init", image="registry.example.com/migrate:2")]
+    ),
     "init container": _set("spec.initContainers", [make_container("init", {"cpu": 2000})]),
     "sidecar restart policy": lambda m: m["spec"].update(
         initContainers=[make_container("proxy", {"cpu": 100}, restart_policy="Always")]

@@ -12,6 +12,7 @@ score.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -38,6 +39,9 @@ from tests.scoring.nrt_builders import NOW, nrt, zone
 
 GI = 1 << 30
 ZONES = ("a", "b")
+# ImageLocality: images nodes may report (name -> size) and one no node has.
+IMAGES = {"img/a:1": 300 << 20, "img/b:1": 900 << 20}
+POD_IMAGES = (*IMAGES, "img/c:1")
 LIMIT_RATIO = "node.koordinator.sh/limit-to-allocatable"
 THRESHOLDS = "scheduling.koordinator.sh/usage-thresholds"
 
@@ -85,7 +89,7 @@ def nodes(draw: st.DrawFn, index: int) -> dict[str, Any]:
         if draw(st.integers(0, 4)) == 0
         else []
     )
-    return make_node(
+    node = make_node(
         name,
         allocatable,
         labels={"zone": draw(st.sampled_from(ZONES))},
@@ -93,6 +97,12 @@ def nodes(draw: st.DrawFn, index: int) -> dict[str, Any]:
         taints=taints,
         unschedulable=draw(st.integers(0, 6)) == 0,
     )
+    node["status"]["images"] = node_images(draw(st.lists(st.sampled_from(list(IMAGES)))))
+    return node
+
+
+def node_images(names: Sequence[str]) -> list[dict[str, Any]]:
+    return [{"names": [name], "sizeBytes": IMAGES[name]} for name in dict.fromkeys(names)]
 
 
 def usage_metric(node: str, cpu: int, memory: int, age: int) -> dict[str, Any]:
@@ -170,7 +180,7 @@ def templates(draw: st.DrawFn, index: int) -> dict[str, Any]:
     }
     pod = make_pod(
         f"app{index}",
-        containers=[make_container("c", requests, limits)],
+        containers=[make_container("c", requests, limits, image=draw(st.sampled_from(POD_IMAGES)))],
         spec=spec,
     )
     pod["metadata"]["ownerReferences"] = [owner]
@@ -193,6 +203,7 @@ class UpdateNode:
     cpu: int
     zone: str
     cordon: bool
+    images: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -216,7 +227,12 @@ def steps(templates_count: int) -> st.SearchStrategy[list[Any]]:
     node = st.integers(0, 4)
     cpu = st.sampled_from([1000, 2000, 8000])
     update = st.builds(
-        UpdateNode, node, cpu, st.sampled_from(ZONES), st.integers(0, 3).map(lambda k: k == 0)
+        UpdateNode,
+        node,
+        cpu,
+        st.sampled_from(ZONES),
+        st.integers(0, 3).map(lambda k: k == 0),
+        st.lists(st.sampled_from(list(IMAGES))).map(tuple),
     )
     step = st.one_of(
         st.builds(Place, st.integers(0, templates_count - 1)),
@@ -267,6 +283,7 @@ class Run:
             obj["status"]["allocatable"]["cpu"] = f"{step.cpu}m"
             obj["metadata"]["labels"]["zone"] = step.zone
             obj["spec"]["unschedulable"] = step.cordon
+            obj["status"]["images"] = node_images(step.images)
             snap.update_node(obj)
         elif isinstance(step, SetMetric) and step.node < len(snap):
             name = snap.node_names[step.node]

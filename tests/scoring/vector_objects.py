@@ -9,7 +9,12 @@ from tests.scoring.builders import make_container, make_node, make_pod
 
 
 def vector_node(node: Mapping[str, Any], **extra: Any) -> dict[str, Any]:
-    return make_node(str(node["name"]).lower(), node.get("allocatable") or {}, **extra)
+    manifest = make_node(str(node["name"]).lower(), node.get("allocatable") or {}, **extra)
+    if node.get("images"):
+        manifest["status"]["images"] = [
+            {"names": list(i["names"]), "sizeBytes": i["sizeBytes"]} for i in node["images"]
+        ]
+    return manifest
 
 
 def vector_containers(containers: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -19,6 +24,7 @@ def vector_containers(containers: Sequence[Mapping[str, Any]]) -> list[dict[str,
             c.get("requests"),
             c.get("limits"),
             restart_policy=c.get("restart_policy"),
+            **({"image": c["image"]} if "image" in c else {}),
         )
         for i, c in enumerate(containers)
     ]
