@@ -52,7 +52,7 @@ from scoring.config.expansion import Expansion
 from scoring.config.framework_checks import framework_errors
 from scoring.config.model import PluginRef, Profile, SchedulerConfiguration
 from scoring.config.plugin_args import IN_TREE_ARGS
-from scoring.config.registries import config_versions_of
+from scoring.config.registries import Registry, config_versions_of
 from scoring.config.schema import KUBE_SCHEDULER_CONFIGURATION, Decoder, encode
 from scoring.config.targets import Target, document_plugin_names, infer_target
 from scoring.config.validation import validate_document
@@ -317,6 +317,7 @@ class ConfigurationCheck:
     warnings: list[FieldError]
     target: Target
     api_version: str
+    registry: Registry
 
     @property
     def valid(self) -> bool:
@@ -329,6 +330,10 @@ class ConfigurationCheck:
             "warnings": [w.to_dict() for w in self.warnings],
             "target": str(self.target),
             "apiVersion": self.api_version,
+            "registry": {
+                "description": self.registry.description,
+                "complete": self.registry.complete,
+            },
         }
 
 
@@ -340,6 +345,7 @@ class _Processed:
     target: Target
     api_version: str
     raw: Mapping[str, Any]
+    registry: Registry
 
 
 def _process(
@@ -365,14 +371,15 @@ def _process(
     # Validate the decoded values: Go tells an empty list from an unset one (``shape: []`` is
     # set), which the rendered document, with omitempty applied, no longer shows.
     validation_errors = validate_document(doc, invalid_plugins(version, minor))
-    expansions, startup_errors = framework_errors(doc, target.registry(version))
+    registry = target.registry(version)
+    expansions, startup_errors = framework_errors(doc, registry)
     reported = {(e.field, e.type) for e in validation_errors}
     errors.extend(validation_errors)
     errors.extend(e for e in startup_errors if (e.field, e.type) not in reported)
     _render_typed_args(doc)
     doc["apiVersion"] = CONFIG_API_VERSION  # the effective document is v1-shaped
     document: dict[str, Any] = encode(KUBE_SCHEDULER_CONFIGURATION, doc)
-    return _Processed(document, expansions, errors, target, f"{GROUP}/{version}", raw)
+    return _Processed(document, expansions, errors, target, f"{GROUP}/{version}", raw, registry)
 
 
 def check_configuration(
@@ -405,7 +412,12 @@ def check_configuration(
             source=MappingProxyType(copy.deepcopy(dict(processed.raw))),
         )
     return ConfigurationCheck(
-        config, processed.errors, warnings, processed.target, processed.api_version
+        config,
+        processed.errors,
+        warnings,
+        processed.target,
+        processed.api_version,
+        processed.registry,
     )
 
 
