@@ -15,7 +15,7 @@ Sources (read with their tags; see ``docs/scheduler-targets.md``):
   PR #117720; the cloud volume-limit plugins in 1.32, PR #124003; SchedulingGates and
   DynamicResources added in 1.26; NodeDeclaredFeatures and GangScheduling in 1.35). Extension
   points are the 1.35 ones (``pkg/scheduler/framework/plugins/*``), or the last release's for
-  removed plugins.
+  removed plugins, less the points added later that are listed in ``_POINT_SINCE``.
 - koord-scheduler: ``cmd/koord-scheduler/main.go`` (``koordinatorPlugins``) at v1.5.0-v1.8.0;
   extension points as the release's Helm chart (koordinator-sh/charts) enables them, which is
   a lower bound, so a "does not extend" finding for them is a warning.
@@ -26,10 +26,10 @@ Sources (read with their tags; see ``docs/scheduler-targets.md``):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from scoring.config.catalog import CATALOG
+from scoring.config.catalog import CATALOG, IN_TREE
 
 FIRST_KNOWN_MINOR = 20
 LAST_KNOWN_MINOR = 35
@@ -129,10 +129,25 @@ _IN_TREE: tuple[_InTree, ...] = (
 )
 
 
+# Extension points an in-tree plugin gained after it was added: DefaultPreemption's PreEnqueue
+# (asynchronous preemption, kubernetes PR #128170, 1.32), DynamicResources' Score (prioritized
+# list scoring, PR #134711, 1.35).
+_POINT_SINCE: Mapping[tuple[str, str], int] = MappingProxyType(
+    {("DefaultPreemption", "preEnqueue"): 32, ("DynamicResources", "score"): 35}
+)
+
+
+def _as_of(plugin: RegisteredPlugin, minor: int) -> RegisteredPlugin:
+    points = tuple(
+        p for p in plugin.extension_points if _POINT_SINCE.get((plugin.name, p), 0) <= minor
+    )
+    return plugin if points == plugin.extension_points else replace(plugin, extension_points=points)
+
+
 def in_tree_plugins(minor: int) -> dict[str, RegisteredPlugin]:
     """``NewInTreeRegistry()`` of kube-scheduler 1.``minor``."""
     return {
-        e.plugin.name: e.plugin
+        e.plugin.name: _as_of(e.plugin, minor)
         for e in _IN_TREE
         if e.added <= minor and (e.removed is None or minor < e.removed)
     }
@@ -323,11 +338,12 @@ class Registry:
         return self.plugins.get(name)
 
 
-def _catalog_plugins() -> dict[str, RegisteredPlugin]:
+def _catalog_plugins(*, out_of_tree_only: bool = False) -> dict[str, RegisteredPlugin]:
     """Plugins the engine models (including ones no release registers, like LimitAware)."""
     return {
         spec.name: RegisteredPlugin(spec.name, spec.extension_points, spec.args_kind)
         for spec in CATALOG.values()
+        if not (out_of_tree_only and spec.source == IN_TREE)
     }
 
 
@@ -400,7 +416,10 @@ def scheduler_plugins_registry(version: str | None, minor: int) -> Registry:
 def custom_registry(minor: int) -> Registry:
     """Every name schedboard knows at 1.``minor``; never complete (a custom build may add any)."""
     plugins = _merged(
-        kube_scheduler_registry(minor).plugins, _KOORD_PLUGINS, _SP_PLUGINS, _catalog_plugins()
+        kube_scheduler_registry(minor).plugins,
+        _KOORD_PLUGINS,
+        _SP_PLUGINS,
+        _catalog_plugins(out_of_tree_only=True),
     )
     return Registry(MappingProxyType(plugins), False, "custom scheduler: registry not known")
 
