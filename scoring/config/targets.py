@@ -10,14 +10,17 @@ Inference (:func:`infer_target`), when no target is given, from the document alo
 
 1. the apiVersion implies the newest kube-scheduler that reads it: v1beta2 → 1.27, v1beta3 →
    1.28, v1 → 1.35;
-2. names the document enables or configures that this in-tree registry lacks are "out-of-tree";
+2. names the document enables (at any extension point or in multiPoint) that this in-tree
+   registry lacks are "out-of-tree" (``pluginConfig`` names do not count: upstream ignores
+   args of plugins that are not enabled);
 3. none → ``kube-scheduler@1.<minor>``; all scheduler-plugins names → ``scheduler-plugins`` at
    the newest release reading the apiVersion (v1beta2 → 0.27, v1beta3 → 0.28, v1 → 0.35); all
    Koordinator names → ``koord-scheduler`` likewise (v1beta3 → 1.7, v1 → 1.8; v1beta2: version
    unknown). When the names fit both (only ``Coscheduling``), the flavor with a known release
-   reading the apiVersion wins, scheduler-plugins first; names of several of these builds (or
-   plugins only the engine models, like ``LimitAware``) → ``custom@1.<minor>``; a name no known
-   build registers → ``kube-scheduler@1.<minor>``, whose complete registry reports it.
+   reading the apiVersion wins, scheduler-plugins first; names of several of these builds,
+   plugins only the engine models (``LimitAware``), or any of those with names no known build
+   registers → ``custom@1.<minor>``; only names no known build registers →
+   ``kube-scheduler@1.<minor>``, whose complete registry reports them.
 """
 
 from __future__ import annotations
@@ -135,9 +138,9 @@ def infer_target(api_version: str, names: Iterable[str]) -> Target:
     fitting = [(f, releases) for f, names_, releases in candidates if out_of_tree <= names_]
     if not fitting:
         known = koordinator_plugin_names() | scheduler_plugins_plugin_names() | set(CATALOG)
-        # Known plugins of several builds: a custom build. A name nobody registers fails in
-        # kube-scheduler's NewFramework: check it there.
-        flavor = CUSTOM if out_of_tree <= known else KUBE_SCHEDULER
+        # Out-of-tree plugins schedboard knows, of several builds or with others: a custom
+        # build. Only names nobody registers: kube-scheduler, whose NewFramework rejects them.
+        flavor = CUSTOM if out_of_tree & known else KUBE_SCHEDULER
         return Target(flavor, f"1.{minor}")
     # Names both register (Coscheduling) suggest either; a known release reading the
     # apiVersion decides, then scheduler-plugins, where the shared name comes from.
@@ -149,7 +152,7 @@ def infer_target(api_version: str, names: Iterable[str]) -> Target:
 
 
 def document_plugin_names(doc: Mapping[str, Any]) -> list[str]:
-    """Every plugin name a (raw) document enables at some point or configures."""
+    """Every plugin name a (raw) document enables at some extension point or in multiPoint."""
     names: list[str] = []
     for profile in doc.get("profiles") or []:
         if not isinstance(profile, Mapping):
@@ -161,7 +164,4 @@ def document_plugin_names(doc: Mapping[str, Any]) -> list[str]:
                     for plugin in plugin_set.get("enabled") or []:
                         if isinstance(plugin, Mapping) and isinstance(plugin.get("name"), str):
                             names.append(plugin["name"])
-        for config in profile.get("pluginConfig") or []:
-            if isinstance(config, Mapping) and isinstance(config.get("name"), str):
-                names.append(config["name"])
     return names

@@ -78,10 +78,19 @@ def test_kubernetes_minor_of_a_target(target: Target, minor: int | None) -> None
         ("v1", ["LoadAwareScheduling", "NodeResourceTopologyMatch"], "custom@1.35"),
         ("v1", ["LimitAware"], "custom@1.35"),
         ("v1", ["NoSuchPlugin"], "kube-scheduler@1.35"),
+        ("v1", ["NoSuchPlugin", "Reservation"], "custom@1.35"),
     ],
 )
 def test_infer_target(api_version: str, names: list[str], expected: str) -> None:
     assert str(infer_target(api_version, names)) == expected
+
+
+def test_args_of_a_plugin_that_is_not_enabled_do_not_change_the_target() -> None:
+    doc = document("LoadAwareScheduling")
+    doc["profiles"][0]["pluginConfig"] = [{"name": "SomeoneElsesPlugin", "args": {"a": 1}}]
+    check = check_configuration(doc)
+    assert str(check.target) == "koord-scheduler@1.8"
+    assert check.valid
 
 
 def test_in_tree_registry_follows_releases() -> None:
