@@ -12,13 +12,16 @@ default plugins:
   ``percentageOfNodesToScore``. Conversion drops the two addresses.
 - **default plugins**: v1beta2 lists them per extension point (queueSort PrioritySort; score
   weights NodeResourcesBalancedAllocation 1, ImageLocality 1, InterPodAffinity 1,
-  NodeResourcesFit 1, NodeAffinity 1, PodTopologySpread 2, TaintToleration 1), the 1.25-1.27
-  lists; v1beta3 and v1 put them all in ``multiPoint`` with the same weights (TaintToleration 3,
-  NodeAffinity 2, NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2,
-  NodeResourcesBalancedAllocation 1, ImageLocality 1). Which plugins are in the list depends on
-  the release: the cloud volume-limit plugins up to 1.30; ``SchedulingGates`` from 1.27
-  (PodSchedulingReadiness beta; appended last before 1.30, first from 1.30);
-  ``DynamicResources`` from 1.34 (DynamicResourceAllocation on by default), weighted 2 from 1.35.
+  NodeResourcesFit 1, NodeAffinity 1, PodTopologySpread 2, TaintToleration 1); the latest
+  v1beta2 lists also put VolumeZone and TaintToleration at preFilter, left out here because the
+  1.35 registry schedboard checks against does not give TaintToleration a PreFilter (neither
+  changes what the engine evaluates); v1beta3 and v1 put them all in ``multiPoint`` with the
+  same weights (TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, PodTopologySpread 2,
+  InterPodAffinity 2, NodeResourcesBalancedAllocation 1, ImageLocality 1). Which plugins are in
+  the list depends on the release: the cloud volume-limit plugins up to 1.30;
+  ``SchedulingGates`` from 1.27 (PodSchedulingReadiness beta; appended last before 1.30, first
+  from 1.30); ``DynamicResources`` from 1.34 (DynamicResourceAllocation on by default),
+  weighted 2 from 1.35.
 """
 
 from __future__ import annotations
@@ -151,7 +154,7 @@ def _plugin(name: str, weight: int | None = None) -> dict[str, Any]:
 
 
 def _v1beta2_defaults(minor: int) -> dict[str, Any]:
-    """v1beta2 ``getDefaultPlugins`` (the 1.25-1.27 lists)."""
+    """v1beta2 ``getDefaultPlugins`` (see the module docstring for the preFilter list)."""
 
     def enabled(*plugins: dict[str, Any]) -> dict[str, Any]:
         return {"enabled": list(plugins)}
