@@ -13,14 +13,14 @@ Inference (:func:`infer_target`), when no target is given, from the document alo
 2. names the document enables (at any extension point or in multiPoint) that this in-tree
    registry lacks are "out-of-tree" (``pluginConfig`` names do not count: upstream ignores
    args of plugins that are not enabled);
-3. none → ``kube-scheduler@1.<minor>``; all scheduler-plugins names → ``scheduler-plugins`` at
-   the newest release reading the apiVersion (v1beta2 → 0.27, v1beta3 → 0.28, v1 → 0.35); all
-   Koordinator names → ``koord-scheduler`` likewise (v1beta3 → 1.7, v1 → 1.8; v1beta2: version
-   unknown). When the names fit both (only ``Coscheduling``), the flavor with a known release
-   reading the apiVersion wins, scheduler-plugins first; names of several of these builds,
-   plugins only the engine models (``LimitAware``), or any of those with names no known build
-   registers → ``custom@1.<minor>``; only names no known build registers →
-   ``kube-scheduler@1.<minor>``, whose complete registry reports them.
+3. of those, the ones a known build registers decide (names nobody registers do not point at a
+   flavor; the chosen registry reports them): none → ``kube-scheduler@1.<minor>``; all
+   scheduler-plugins names → ``scheduler-plugins`` at the newest release reading the
+   apiVersion (v1beta2 → 0.27, v1beta3 → 0.28, v1 → 0.35); all Koordinator names →
+   ``koord-scheduler`` likewise (v1beta3 → 1.7, v1 → 1.8; v1beta2: version unknown). When the
+   names fit both (only ``Coscheduling``), the flavor with a known release reading the
+   apiVersion wins, scheduler-plugins first; names of several builds, or plugins only the
+   engine models (``LimitAware``) → ``custom@1.<minor>``.
 """
 
 from __future__ import annotations
@@ -129,19 +129,20 @@ def infer_target(api_version: str, names: Iterable[str]) -> Target:
     """The target a document most likely runs on (see the module docstring)."""
     minor = NEWEST_MINOR_READING.get(api_version, 35)
     out_of_tree = {n for n in names if n and n != "*"} - set(in_tree_plugins(minor))
-    if not out_of_tree:
+    # Names no known build registers do not point at a flavor; the registry chosen from the
+    # others reports them (an error where it is complete, as NewFramework would fail).
+    known = out_of_tree & (
+        koordinator_plugin_names() | scheduler_plugins_plugin_names() | set(CATALOG)
+    )
+    if not known:
         return Target(KUBE_SCHEDULER, f"1.{minor}")
     candidates = [
         (SCHEDULER_PLUGINS, scheduler_plugins_plugin_names(), SCHEDULER_PLUGINS_RELEASES),
         (KOORD_SCHEDULER, koordinator_plugin_names(), KOORD_SCHEDULER_RELEASES),
     ]
-    fitting = [(f, releases) for f, names_, releases in candidates if out_of_tree <= names_]
+    fitting = [(f, releases) for f, names_, releases in candidates if known <= names_]
     if not fitting:
-        known = koordinator_plugin_names() | scheduler_plugins_plugin_names() | set(CATALOG)
-        # Out-of-tree plugins schedboard knows, of several builds or with others: a custom
-        # build. Only names nobody registers: kube-scheduler, whose NewFramework rejects them.
-        flavor = CUSTOM if out_of_tree & known else KUBE_SCHEDULER
-        return Target(flavor, f"1.{minor}")
+        return Target(CUSTOM, f"1.{minor}")  # plugins of several builds: a custom build
     # Names both register (Coscheduling) suggest either; a known release reading the
     # apiVersion decides, then scheduler-plugins, where the shared name comes from.
     for flavor, releases in fitting:

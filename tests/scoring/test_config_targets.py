@@ -78,7 +78,8 @@ def test_kubernetes_minor_of_a_target(target: Target, minor: int | None) -> None
         ("v1", ["LoadAwareScheduling", "NodeResourceTopologyMatch"], "custom@1.35"),
         ("v1", ["LimitAware"], "custom@1.35"),
         ("v1", ["NoSuchPlugin"], "kube-scheduler@1.35"),
-        ("v1", ["NoSuchPlugin", "Reservation"], "custom@1.35"),
+        ("v1", ["NoSuchPlugin", "Reservation"], "koord-scheduler@1.8"),
+        ("v1", ["NoSuchPlugin", "Reservation", "LimitAware"], "custom@1.35"),
     ],
 )
 def test_infer_target(api_version: str, names: list[str], expected: str) -> None:
