@@ -218,3 +218,51 @@ def test_simulate_says_when_the_ranking_may_differ(tmp_path: Path) -> None:
     run = json.loads(result.stdout)["runs"][0]
     assert run["rankingMayDiffer"] is True
     assert "Reservation" in run["rankingMayDifferBecause"]["koord-scheduler"]
+
+
+CUSTOM_BUILD = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: custom
+  plugins:
+    multiPoint:
+      enabled: [{name: LoadAwareScheduling}, {name: NodeResourceTopologyMatch}]
+    score:
+      enabled: [{name: MyScorer, weight: 4}]
+"""
+
+
+def test_validate_lists_warnings_apart_and_exits_0(tmp_path: Path) -> None:
+    path = tmp_path / "custom.yaml"
+    path.write_text(CUSTOM_BUILD)
+    result = run_cli("validate", "--config", str(path))
+    assert result.returncode == 0, result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"{path}: valid, 1 warning for custom@1.35"
+    assert lines[1] == "warnings:"
+    assert any('ScorePlugin "MyScorer" does not exist' in line for line in lines)
+    assert lines[-1].startswith("note: custom scheduler: registry not known")
+
+    strict = run_cli("validate", "--config", str(path), "--target", "kube-scheduler@1.35")
+    assert strict.returncode == 1
+    assert "invalid (3 errors) for kube-scheduler@1.35" in strict.stdout
+    assert "warnings:" not in strict.stdout
+
+
+def test_evaluate_prints_warnings_on_stderr(tmp_path: Path) -> None:
+    path = tmp_path / "custom.yaml"
+    path.write_text(CUSTOM_BUILD)
+    cluster, pod = _cluster(tmp_path, "custom")
+    result = run_cli(
+        "evaluate",
+        *("--cluster", str(cluster), "--pod", str(pod), "--config", str(path)),
+        *("--now", NOW, "--format", "json"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert (
+        f"warning: {path}: profiles[0].plugins.score.enabled[0]: FieldValueInvalid: "
+        'ScorePlugin "MyScorer" does not exist'
+    ) in result.stderr
+    decision = json.loads(result.stdout)
+    assert "MyScorer" in decision["rankingMayDifferBecause"]
