@@ -10,9 +10,11 @@ unknown to schedboard (a warning).
 Sources (read with their tags; see ``docs/scheduler-targets.md``):
 
 - in-tree: ``pkg/scheduler/framework/plugins/registry.go`` and the PRs that added or removed a
-  plugin (NodeLabel and ServiceAffinity removed in 1.23, kubernetes PRs #105906 and #105588;
+  plugin (NodeLabel, NodePreferAvoidPods and ServiceAffinity removed in 1.23, kubernetes PRs
+  #105906, #105907 and #105588;
   the v1beta1-only resource scorers with v1beta1 in 1.23, PR #104782; SelectorSpread in 1.29,
-  PR #117720; the cloud volume-limit plugins in 1.32, PR #124003; SchedulingGates and
+  PR #117720; AzureDiskLimits, CinderLimits, EBSLimits and GCEPDLimits in 1.32, PR #124003,
+  after leaving the defaults in 1.31, PR #124500; SchedulingGates and
   DynamicResources added in 1.26; NodeDeclaredFeatures and GangScheduling in 1.35). Extension
   points are the 1.35 ones (``pkg/scheduler/framework/plugins/*``), or the last release's for
   removed plugins, less the points added later that are listed in ``_POINT_SINCE``.
@@ -118,7 +120,7 @@ _IN_TREE: tuple[_InTree, ...] = (
     _InTree(_p("AzureDiskLimits", _VOLUME_LIMIT_POINTS), 18, 32),
     _InTree(_p("CinderLimits", _VOLUME_LIMIT_POINTS), 18, 32),
     _InTree(_p("SelectorSpread", "preScore score"), 18, 29),
-    _InTree(_p("NodePreferAvoidPods", "score"), 18, 24),
+    _InTree(_p("NodePreferAvoidPods", "score"), 18, 23),
     _InTree(_p("NodeLabel", "filter score", "NodeLabelArgs"), 18, 23),
     _InTree(
         _p("ServiceAffinity", "preFilter filter preScore score", "ServiceAffinityArgs"), 18, 23
