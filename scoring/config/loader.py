@@ -348,14 +348,10 @@ class _Processed:
     registry: Registry
 
 
-def _process(
-    source: str | bytes | Mapping[str, Any], source_name: str, target: Target | None
-) -> _Processed:
-    raw = source if isinstance(source, Mapping) else parse_text(source, source_name)
-    version = _check_type_meta(raw, source_name, target)
-    if target is None:
-        target = infer_target(version, document_plugin_names(raw))
-    minor = target.minor_for(version)
+def _decode(
+    raw: Mapping[str, Any], version: str, minor: int, source_name: str
+) -> tuple[dict[str, Any], list[FieldError]]:
+    """Steps 3-4: strict decoding in the document's version, conversion to the v1 shape, args."""
     decoder = Decoder()
     decoded = decoder.decode(SCHEMAS[version], raw, "")
     doc: dict[str, Any] = decoded if isinstance(decoded, dict) else {}
@@ -367,6 +363,18 @@ def _process(
         raise InputError(
             f"{source_name}: cannot decode {CONFIG_KIND}: " + "; ".join(decoder.type_errors)
         )
+    return doc, errors
+
+
+def _process(
+    source: str | bytes | Mapping[str, Any], source_name: str, target: Target | None
+) -> _Processed:
+    raw = source if isinstance(source, Mapping) else parse_text(source, source_name)
+    version = _check_type_meta(raw, source_name, target)
+    if target is None:
+        target = infer_target(version, document_plugin_names(raw))
+    minor = target.minor_for(version)
+    doc, errors = _decode(raw, version, minor, source_name)
     set_defaults(doc, default_plugins(version, minor))
     # Validate the decoded values: Go tells an empty list from an unset one (``shape: []`` is
     # set), which the rendered document, with omitempty applied, no longer shows.
