@@ -54,7 +54,7 @@ from scoring.config.model import PluginRef, Profile, SchedulerConfiguration
 from scoring.config.plugin_args import IN_TREE_ARGS
 from scoring.config.registries import Registry, config_versions_of
 from scoring.config.schema import KUBE_SCHEDULER_CONFIGURATION, Decoder, encode
-from scoring.config.targets import Target, document_plugin_names, infer_target
+from scoring.config.targets import Target, document_plugins, infer_target
 from scoring.config.validation import validate_document
 from scoring.config.versions import (
     GROUP,
@@ -372,7 +372,7 @@ def _process(
     raw = source if isinstance(source, Mapping) else parse_text(source, source_name)
     version = _check_type_meta(raw, source_name, target)
     if target is None:
-        target = infer_target(version, document_plugin_names(raw))
+        target = infer_target(version, document_plugins(raw))
     minor = target.minor_for(version)
     doc, errors = _decode(raw, version, minor, source_name)
     set_defaults(doc, default_plugins(version, minor))

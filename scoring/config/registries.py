@@ -18,9 +18,9 @@ Sources (read with their tags; see ``docs/scheduler-targets.md``):
   DynamicResources added in 1.26; NodeDeclaredFeatures and GangScheduling in 1.35). Extension
   points are the 1.35 ones (``pkg/scheduler/framework/plugins/*``), or the last release's for
   removed plugins, less the points added later that are listed in ``_POINT_SINCE``.
-- koord-scheduler: ``cmd/koord-scheduler/main.go`` (``koordinatorPlugins``) at v1.5.0-v1.8.0;
-  extension points as the release's Helm chart (koordinator-sh/charts) enables them, which is
-  a lower bound, so a "does not extend" finding for them is a warning.
+- koord-scheduler: ``cmd/koord-scheduler/main.go`` (``koordinatorPlugins``) and ``go.mod`` (the
+  Kubernetes it vendors) at v1.4.1, v1.5.0, v1.6.0, v1.7.0 and v1.8.0; extension points are the
+  framework methods each plugin's type defines at the tag.
 - scheduler-plugins: ``cmd/scheduler/main.go`` at v0.26.7-v0.35.4 and the ``var _
   framework.XPlugin`` assertions in ``pkg/*``.
 """
@@ -42,7 +42,8 @@ class RegisteredPlugin:
     """A plugin a scheduler build registers.
 
     ``points_complete`` says whether ``extension_points`` are every point the plugin implements
-    (read from its Go type) or a lower bound (seen in use).
+    (read from its Go type at the release) or not certain (a plugin not read at its source, or
+    the union over several releases).
     """
 
     name: str
@@ -112,6 +113,7 @@ _IN_TREE: tuple[_InTree, ...] = (
         ),
         26,
     ),
+    # Alpha in 1.35, gated off; their points were not read from source.
     _InTree(_p("NodeDeclaredFeatures", "preFilter filter", complete=False), 35),
     _InTree(_p("GangScheduling", "preEnqueue permit", complete=False), 35),
     # Removed plugins.
@@ -157,70 +159,54 @@ def in_tree_plugins(minor: int) -> dict[str, RegisteredPlugin]:
 
 # -- koord-scheduler -------------------------------------------------------------------------
 
-_KOORD_PLUGINS: Mapping[str, RegisteredPlugin] = MappingProxyType(
+_KOORD_ARGS: Mapping[str, str] = MappingProxyType(
     {
-        p.name: p
-        for p in (
-            _p(
-                "LoadAwareScheduling",
-                "preFilter filter score reserve",
-                "LoadAwareSchedulingArgs",
-                complete=False,
-            ),
-            _p(
-                "NodeNUMAResource",
-                "preFilter filter score reserve preBind",
-                "NodeNUMAResourceArgs",
-                complete=False,
-            ),
-            _p(
-                "Reservation",
-                "preFilter filter postFilter preScore score reserve preBind bind",
-                "ReservationArgs",
-                complete=False,
-            ),
-            _p(
-                "Coscheduling",
-                "preEnqueue queueSort preFilter postFilter reserve permit postBind",
-                "CoschedulingArgs",
-                complete=False,
-            ),
-            _p(
-                "DeviceShare",
-                "preFilter filter score reserve preBind",
-                "DeviceShareArgs",
-                complete=False,
-            ),
-            _p(
-                "ElasticQuota",
-                "preFilter postFilter reserve",
-                "ElasticQuotaArgs",
-                complete=False,
-            ),
-            _p("DefaultPreBind", "preBind", complete=False),
-            _p("NodeResourcesFitPlus", "score", "NodeResourcesFitPlusArgs", complete=False),
-            _p(
-                "ScarceResourceAvoidance",
-                "score",
-                "ScarceResourceAvoidanceArgs",
-                complete=False,
-            ),
-            _p("SchedulingHint", "preFilter", complete=False),
-        )
+        "LoadAwareScheduling": "LoadAwareSchedulingArgs",
+        "NodeNUMAResource": "NodeNUMAResourceArgs",
+        "Reservation": "ReservationArgs",
+        "Coscheduling": "CoschedulingArgs",
+        "DeviceShare": "DeviceShareArgs",
+        "ElasticQuota": "ElasticQuotaArgs",
+        "NodeResourcesFitPlus": "NodeResourcesFitPlusArgs",
+        "ScarceResourceAvoidance": "ScarceResourceAvoidanceArgs",
     }
 )
 
-_KOORD_BASE = (
-    "LoadAwareScheduling",
-    "NodeNUMAResource",
-    "Reservation",
-    "Coscheduling",
-    "DeviceShare",
-    "ElasticQuota",
-    "DefaultPreBind",
-)
-_KOORD_1_6 = (*_KOORD_BASE, "NodeResourcesFitPlus", "ScarceResourceAvoidance")
-_KOORD_1_7 = (*_KOORD_1_6, "SchedulingHint")
+
+def _koord(points: Mapping[str, str]) -> dict[str, RegisteredPlugin]:
+    return {name: _p(name, p, _KOORD_ARGS.get(name)) for name, p in points.items()}
+
+
+# Extension points: the framework methods each plugin's type defines at the tag
+# (``pkg/scheduler/plugins/<plugin>``); Coscheduling lost ``Less`` (QueueSort) in 1.7.
+_KOORD_1_4 = {
+    "LoadAwareScheduling": "filter score reserve",
+    "NodeNUMAResource": "preFilter filter score reserve preBind",
+    "Reservation": "preFilter filter postFilter preScore score reserve preBind bind",
+    "Coscheduling": "queueSort preFilter postFilter reserve permit postBind",
+    "DeviceShare": "preFilter filter score reserve preBind",
+    "ElasticQuota": "preFilter postFilter reserve",
+    "DefaultPreBind": "preBind",
+}
+_KOORD_1_6 = {
+    **_KOORD_1_4,
+    "NodeNUMAResource": "preFilter filter preScore score reserve preBind",
+    "DeviceShare": "preFilter filter preScore score reserve preBind",
+    "Coscheduling": "preEnqueue queueSort preFilter postFilter reserve permit postBind",
+    "NodeResourcesFitPlus": "preScore score",
+    "ScarceResourceAvoidance": "preScore score",
+}
+_KOORD_1_7 = {
+    **_KOORD_1_6,
+    "LoadAwareScheduling": "preFilter filter score reserve",
+    "Coscheduling": "preEnqueue preFilter postFilter reserve permit preBind postBind",
+    "SchedulingHint": "preFilter",
+}
+_KOORD_1_8 = {
+    **_KOORD_1_7,
+    "Coscheduling": "preEnqueue preFilter postFilter preScore score reserve permit preBind "
+    "postBind",
+}
 
 
 @dataclass(frozen=True)
@@ -231,17 +217,19 @@ class Release:
     version: str
     kubernetes_minor: int
     config_versions: tuple[str, ...]
-    plugins: tuple[str, ...]
+    plugins: Mapping[str, RegisteredPlugin]
 
 
 KOORD_SCHEDULER_RELEASES: Mapping[str, Release] = MappingProxyType(
     {
-        "1.5": Release("1.5", 28, ("v1beta3", "v1"), _KOORD_BASE),
-        "1.6": Release("1.6", 28, ("v1beta3", "v1"), _KOORD_1_6),
-        "1.7": Release("1.7", 28, ("v1beta3", "v1"), _KOORD_1_7),
-        "1.8": Release("1.8", 35, ("v1",), _KOORD_1_7),
+        "1.4": Release("1.4", 24, ("v1beta2", "v1beta3"), _koord(_KOORD_1_4)),
+        "1.5": Release("1.5", 28, ("v1beta3", "v1"), _koord(_KOORD_1_4)),
+        "1.6": Release("1.6", 28, ("v1beta3", "v1"), _koord(_KOORD_1_6)),
+        "1.7": Release("1.7", 28, ("v1beta3", "v1"), _koord(_KOORD_1_7)),
+        "1.8": Release("1.8", 35, ("v1",), _koord(_KOORD_1_8)),
     }
 )
+
 
 # -- scheduler-plugins ----------------------------------------------------------------------
 
@@ -296,12 +284,13 @@ _SP_BASE = (
 
 
 def _sp_release(minor: int) -> Release:
-    plugins = list(_SP_BASE)
+    names = list(_SP_BASE)
     if minor >= 28:
-        plugins.append("SySched")
+        names.append("SySched")
     if minor >= 31:
-        plugins.append("Peaks")
-    return Release(f"0.{minor}", minor, config_versions_of(minor), tuple(plugins))
+        names.append("Peaks")
+    plugins = {name: _SP_PLUGINS[name] for name in names}
+    return Release(f"0.{minor}", minor, config_versions_of(minor), MappingProxyType(plugins))
 
 
 # -- config versions per Kubernetes minor ----------------------------------------------------
@@ -380,11 +369,9 @@ def kube_scheduler_registry(minor: int) -> Registry:
     )
 
 
-def release_registry(
-    flavor: str, release: Release, own: Mapping[str, RegisteredPlugin]
-) -> Registry:
+def release_registry(flavor: str, release: Release) -> Registry:
     plugins = in_tree_plugins(release.kubernetes_minor)
-    plugins.update({name: own[name] for name in release.plugins})
+    plugins.update(release.plugins)
     return Registry(
         MappingProxyType(plugins),
         True,
@@ -393,12 +380,17 @@ def release_registry(
     )
 
 
+def _koord_plugins() -> dict[str, RegisteredPlugin]:
+    """Every plugin of any koord-scheduler release, with the union of its extension points."""
+    return _merged(*(release.plugins for release in KOORD_SCHEDULER_RELEASES.values()))
+
+
 def koord_registry(version: str | None, minor: int) -> Registry:
     release = KOORD_SCHEDULER_RELEASES.get(version or "")
     if release is not None:
-        return release_registry("koord-scheduler", release, _KOORD_PLUGINS)
+        return release_registry("koord-scheduler", release)
     return Registry(
-        MappingProxyType(_merged(kube_scheduler_registry(minor).plugins, _KOORD_PLUGINS)),
+        MappingProxyType(_merged(kube_scheduler_registry(minor).plugins, _koord_plugins())),
         False,
         f"koord-scheduler {version or '(version unknown)'}: not a release schedboard knows",
     )
@@ -407,7 +399,7 @@ def koord_registry(version: str | None, minor: int) -> Registry:
 def scheduler_plugins_registry(version: str | None, minor: int) -> Registry:
     release = SCHEDULER_PLUGINS_RELEASES.get(version or "")
     if release is not None:
-        return release_registry("scheduler-plugins", release, _SP_PLUGINS)
+        return release_registry("scheduler-plugins", release)
     return Registry(
         MappingProxyType(_merged(kube_scheduler_registry(minor).plugins, _SP_PLUGINS)),
         False,
@@ -419,7 +411,7 @@ def custom_registry(minor: int) -> Registry:
     """Every name schedboard knows at 1.``minor``; never complete (a custom build may add any)."""
     plugins = _merged(
         kube_scheduler_registry(minor).plugins,
-        _KOORD_PLUGINS,
+        _koord_plugins(),
         _SP_PLUGINS,
         _catalog_plugins(out_of_tree_only=True),
     )
@@ -433,7 +425,7 @@ def catalog_registry() -> Registry:
 
 
 def koordinator_plugin_names() -> frozenset[str]:
-    return frozenset(_KOORD_PLUGINS)
+    return frozenset(_koord_plugins())
 
 
 def scheduler_plugins_plugin_names() -> frozenset[str]:

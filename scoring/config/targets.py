@@ -15,9 +15,10 @@ Inference (:func:`infer_target`), when no target is given, from the document alo
    args of plugins that are not enabled);
 3. of those, the ones a known build registers decide (names nobody registers do not point at a
    flavor; the chosen registry reports them): none → ``kube-scheduler@1.<minor>``; all
-   scheduler-plugins names → ``scheduler-plugins`` at the newest release reading the
-   apiVersion (v1beta2 → 0.27, v1beta3 → 0.28, v1 → 0.35); all Koordinator names →
-   ``koord-scheduler`` likewise (v1beta3 → 1.7, v1 → 1.8; v1beta2: version unknown). When the
+   scheduler-plugins names → ``scheduler-plugins``, all Koordinator names → ``koord-scheduler``,
+   each at the newest release that reads the apiVersion and registers every known plugin the
+   document enables at the extension points it lists them at (else the newest release reading
+   the apiVersion, whose registry reports the mismatch). When the
    names fit both (only ``Coscheduling``), the flavor with a known release reading the
    apiVersion wins, scheduler-plugins first; names of several builds, or plugins only the
    engine models (``LimitAware``) → ``custom@1.<minor>``.
@@ -35,6 +36,7 @@ from scoring.config.registries import (
     KOORD_SCHEDULER_RELEASES,
     SCHEDULER_PLUGINS_RELEASES,
     Registry,
+    Release,
     custom_registry,
     in_tree_plugins,
     koord_registry,
@@ -50,6 +52,7 @@ KOORD_SCHEDULER = "koord-scheduler"
 SCHEDULER_PLUGINS = "scheduler-plugins"
 CUSTOM = "custom"
 FLAVORS = (KUBE_SCHEDULER, KOORD_SCHEDULER, SCHEDULER_PLUGINS, CUSTOM)
+MULTI_POINT = "multiPoint"
 
 # The newest kube-scheduler minor that decodes each config version.
 NEWEST_MINOR_READING = {"v1beta2": 27, "v1beta3": 28, "v1": 35}
@@ -120,15 +123,49 @@ def parse_target(text: str) -> Target:
     return Target(flavor, f"{int(match.group(1))}.{int(match.group(2))}")
 
 
-def _newest(releases: Mapping[str, Any], api_version: str) -> str | None:
-    reading = [v for v, r in releases.items() if api_version in r.config_versions]
-    return max(reading, key=lambda v: tuple(int(x) for x in v.split(".")), default=None)
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split("."))
 
 
-def infer_target(api_version: str, names: Iterable[str]) -> Target:
-    """The target a document most likely runs on (see the module docstring)."""
+def _fits(release: Release, uses: Iterable[tuple[str, str]], known: set[str]) -> bool:
+    """Whether every known plugin the document enables exists in ``release`` and implements the
+    extension point it is listed at (any point, for multiPoint)."""
+    registry = {**in_tree_plugins(release.kubernetes_minor), **release.plugins}
+    for point, name in uses:
+        if name not in known:
+            continue
+        plugin = registry.get(name)
+        if plugin is None or (point != MULTI_POINT and not plugin.implements(point)):
+            return False
+    return True
+
+
+def _release_for(
+    releases: Mapping[str, Release],
+    api_version: str,
+    uses: list[tuple[str, str]],
+    known: set[str],
+) -> str | None:
+    """The newest release reading ``api_version`` that the document fits, else the newest
+    reading it (its registry then reports what does not fit), else None."""
+    reading = sorted(
+        (v for v, r in releases.items() if api_version in r.config_versions),
+        key=_version_key,
+        reverse=True,
+    )
+    fitting = (v for v in reading if _fits(releases[v], uses, known))
+    return next(fitting, reading[0] if reading else None)
+
+
+def infer_target(api_version: str, plugins: Iterable[str | tuple[str, str]]) -> Target:
+    """The target a document most likely runs on (see the module docstring).
+
+    ``plugins`` are the enabled plugins as ``(extension point, name)`` (as
+    :func:`document_plugins` gives them) or bare names (as if in multiPoint).
+    """
+    uses = [(MULTI_POINT, p) if isinstance(p, str) else p for p in plugins]
     minor = NEWEST_MINOR_READING.get(api_version, 35)
-    out_of_tree = {n for n in names if n and n != "*"} - set(in_tree_plugins(minor))
+    out_of_tree = {n for _, n in uses if n and n != "*"} - set(in_tree_plugins(minor))
     # Names no known build registers do not point at a flavor; the registry chosen from the
     # others reports them (an error where it is complete, as NewFramework would fail).
     known = out_of_tree & (
@@ -140,29 +177,29 @@ def infer_target(api_version: str, names: Iterable[str]) -> Target:
         (SCHEDULER_PLUGINS, scheduler_plugins_plugin_names(), SCHEDULER_PLUGINS_RELEASES),
         (KOORD_SCHEDULER, koordinator_plugin_names(), KOORD_SCHEDULER_RELEASES),
     ]
-    fitting = [(f, releases) for f, names_, releases in candidates if known <= names_]
+    fitting = [(f, releases) for f, names, releases in candidates if known <= names]
     if not fitting:
         return Target(CUSTOM, f"1.{minor}")  # plugins of several builds: a custom build
     # Names both register (Coscheduling) suggest either; a known release reading the
     # apiVersion decides, then scheduler-plugins, where the shared name comes from.
     for flavor, releases in fitting:
-        newest = _newest(releases, api_version)
-        if newest is not None:
-            return Target(flavor, newest)
+        version = _release_for(releases, api_version, uses, known)
+        if version is not None:
+            return Target(flavor, version)
     return Target(fitting[0][0])
 
 
-def document_plugin_names(doc: Mapping[str, Any]) -> list[str]:
-    """Every plugin name a (raw) document enables at some extension point or in multiPoint."""
-    names: list[str] = []
+def document_plugins(doc: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every plugin a (raw) document enables, as ``(extension point or multiPoint, name)``."""
+    uses: list[tuple[str, str]] = []
     for profile in doc.get("profiles") or []:
-        if not isinstance(profile, Mapping):
+        plugins = profile.get("plugins") if isinstance(profile, Mapping) else None
+        if not isinstance(plugins, Mapping):
             continue
-        plugins = profile.get("plugins")
-        if isinstance(plugins, Mapping):
-            for plugin_set in plugins.values():
-                if isinstance(plugin_set, Mapping):
-                    for plugin in plugin_set.get("enabled") or []:
-                        if isinstance(plugin, Mapping) and isinstance(plugin.get("name"), str):
-                            names.append(plugin["name"])
-    return names
+        for point, plugin_set in plugins.items():
+            if not isinstance(plugin_set, Mapping):
+                continue
+            for plugin in plugin_set.get("enabled") or []:
+                if isinstance(plugin, Mapping) and isinstance(plugin.get("name"), str):
+                    uses.append((str(point), plugin["name"]))
+    return uses

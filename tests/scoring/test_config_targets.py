@@ -71,7 +71,17 @@ def test_kubernetes_minor_of_a_target(target: Target, minor: int | None) -> None
         ("v1beta2", ["SelectorSpread"], "kube-scheduler@1.27"),
         ("v1beta3", ["LoadAwareScheduling", "Reservation"], "koord-scheduler@1.7"),
         ("v1", ["LoadAwareScheduling", "SchedulingHint"], "koord-scheduler@1.8"),
-        ("v1beta2", ["Reservation"], "koord-scheduler"),
+        ("v1beta2", ["Reservation"], "koord-scheduler@1.4"),
+        (
+            "v1beta3",
+            [("queueSort", "Coscheduling"), ("filter", "Reservation")],
+            "koord-scheduler@1.6",
+        ),
+        (
+            "v1beta3",
+            [("preEnqueue", "Coscheduling"), ("filter", "Reservation")],
+            "koord-scheduler@1.7",
+        ),
         ("v1", ["NodeResourceTopologyMatch"], "scheduler-plugins@0.35"),
         ("v1beta2", ["Coscheduling"], "scheduler-plugins@0.27"),
         ("v1", ["Coscheduling", "CapacityScheduling"], "scheduler-plugins@0.35"),
@@ -152,13 +162,17 @@ def test_release_registry_knows_when_a_plugin_arrived() -> None:
     assert [e.detail for e in check.errors] == ['PreFilterPlugin "SchedulingHint" does not exist']
 
 
-def test_extension_points_seen_only_in_use_give_a_warning() -> None:
-    """Koordinator's points come from its chart: another point is not known to be wrong."""
-    check = check_configuration(
-        document("DefaultPreBind", point="filter"), target=Target("koord-scheduler", "1.7")
-    )
+def test_an_extension_point_mismatch_is_a_warning_where_points_are_not_known() -> None:
+    """An unknown koord-scheduler release: its plugins' points are the union of the known
+    releases', not certain."""
+    doc = document("DefaultPreBind", point="filter")
+    check = check_configuration(doc, target=Target("koord-scheduler", "1.3"))
     assert check.valid
     assert [w.detail for w in check.warnings] == [
+        'plugin "DefaultPreBind" does not extend FilterPlugin plugin'
+    ]
+    check = check_configuration(doc, target=Target("koord-scheduler", "1.7"))
+    assert [e.detail for e in check.errors] == [
         'plugin "DefaultPreBind" does not extend FilterPlugin plugin'
     ]
 

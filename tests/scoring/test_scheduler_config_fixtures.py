@@ -23,8 +23,9 @@ GI = 1024**3
 # What the document alone implies (the inference rule of docs/scheduler-targets.md).
 INFERRED = {
     "deckhouse-kubeadm-podtopologyspread-v1beta3.yaml": "kube-scheduler@1.28",
-    "koordinator-v1.4.0-v1beta2.yaml": "koord-scheduler",
-    "koordinator-v1.5.0-v1beta3.yaml": "koord-scheduler@1.7",
+    "koordinator-v1.4.0-v1beta2.yaml": "koord-scheduler@1.4",
+    # 1.7 dropped Coscheduling's QueueSort, which this chart enables: 1.6 is the newest it fits.
+    "koordinator-v1.5.0-v1beta3.yaml": "koord-scheduler@1.6",
     "koordinator-v1.7.0-v1.yaml": "koord-scheduler@1.8",
     "kubernetes-docs-multiple-profiles-v1.yaml": "kube-scheduler@1.35",
     "scheduler-plugins-v0.26.7-capacityscheduling-v1beta2.yaml": "scheduler-plugins@0.27",
@@ -74,6 +75,24 @@ def test_validate_exits_0_for_the_release_it_was_written_for(name: str) -> None:
     code, report = _validate(FIXTURES / name, "--target", WRITTEN_FOR[name])
     assert code == 0, report
     assert report["target"] == WRITTEN_FOR[name]
+
+
+def test_the_koordinator_1_5_chart_does_not_fit_koord_scheduler_1_7() -> None:
+    """Coscheduling has no ``Less`` (QueueSort) from 1.7; the 1.7 chart sorts with PrioritySort."""
+    path = FIXTURES / "koordinator-v1.5.0-v1beta3.yaml"
+    code, report = _validate(path, "--target", "koord-scheduler@1.7")
+    assert code == 1
+    assert [(e["field"], e["detail"]) for e in report["errors"]] == [
+        (
+            "profiles[0].plugins.queueSort.enabled[0]",
+            'plugin "Coscheduling" does not extend QueueSortPlugin plugin',
+        ),
+        (
+            "profiles[0].plugins.queueSort",
+            "only one queue sort plugin required for profile with scheduler name "
+            '"koord-scheduler", but got 0',
+        ),
+    ]
 
 
 def test_a_real_configuration_kube_scheduler_refuses_is_an_error() -> None:
