@@ -21,14 +21,15 @@ Sources (read with their tags; see ``docs/scheduler-targets.md``):
 - koord-scheduler: ``cmd/koord-scheduler/main.go`` (``koordinatorPlugins``) and ``go.mod`` (the
   Kubernetes it vendors) at v1.4.1, v1.5.0, v1.6.0, v1.7.0 and v1.8.0; extension points are the
   framework methods each plugin's type defines at the tag.
-- scheduler-plugins: ``cmd/scheduler/main.go`` at v0.26.7-v0.35.4 and the ``var _
-  framework.XPlugin`` assertions in ``pkg/*``.
+- scheduler-plugins: ``cmd/scheduler/main.go`` at v0.22.6-v0.35.4 and the framework methods of
+  each plugin's type in ``pkg/*`` at the tag.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cache
 from types import MappingProxyType
 
 from scoring.config.catalog import CATALOG, IN_TREE
@@ -233,63 +234,61 @@ KOORD_SCHEDULER_RELEASES: Mapping[str, Release] = MappingProxyType(
 
 # -- scheduler-plugins ----------------------------------------------------------------------
 
-_SP_PLUGINS: Mapping[str, RegisteredPlugin] = MappingProxyType(
+_SP_ARGS: Mapping[str, str] = MappingProxyType(
     {
-        p.name: p
-        for p in (
-            _p(
-                "CapacityScheduling",
-                "preFilter postFilter reserve",
-                "CapacitySchedulingArgs",
-            ),
-            _p(
-                "Coscheduling",
-                "queueSort preFilter postFilter permit reserve",
-                "CoschedulingArgs",
-            ),
-            _p("LoadVariationRiskBalancing", "score", "LoadVariationRiskBalancingArgs"),
-            _p("NetworkOverhead", "preFilter filter score", "NetworkOverheadArgs"),
-            _p("TopologicalSort", "queueSort", "TopologicalSortArgs"),
-            _p("NodeResourcesAllocatable", "score", "NodeResourcesAllocatableArgs"),
-            _p(
-                "NodeResourceTopologyMatch",
-                "filter score reserve postBind",
-                "NodeResourceTopologyMatchArgs",
-            ),
-            _p("PreemptionToleration", "postFilter", "PreemptionTolerationArgs"),
-            _p("TargetLoadPacking", "score", "TargetLoadPackingArgs"),
-            _p("LowRiskOverCommitment", "preScore score", "LowRiskOverCommitmentArgs"),
-            _p("SySched", "score", "SySchedArgs"),
-            _p("Peaks", "score", "PeaksArgs"),
-            _p("PodState", "score"),
-            _p("QOSSort", "queueSort"),
+        name: f"{name}Args"
+        for name in (
+            "CapacityScheduling",
+            "Coscheduling",
+            "LoadVariationRiskBalancing",
+            "NetworkOverhead",
+            "TopologicalSort",
+            "NodeResourcesAllocatable",
+            "NodeResourceTopologyMatch",
+            "PreemptionToleration",
+            "TargetLoadPacking",
+            "LowRiskOverCommitment",
+            "SySched",
+            "Peaks",
         )
     }
 )
 
-_SP_BASE = (
-    "CapacityScheduling",
-    "Coscheduling",
-    "LoadVariationRiskBalancing",
-    "NetworkOverhead",
-    "TopologicalSort",
-    "NodeResourcesAllocatable",
-    "NodeResourceTopologyMatch",
-    "PreemptionToleration",
-    "TargetLoadPacking",
-    "LowRiskOverCommitment",
-    "PodState",
-    "QOSSort",
-)
+
+def _sp_points(minor: int) -> dict[str, str]:
+    """scheduler-plugins 0.``minor``: its plugins and the framework methods their types define
+    (``cmd/scheduler/main.go`` and ``pkg/*`` at the tag)."""
+    points = {
+        "CapacityScheduling": "preFilter postFilter reserve",
+        "Coscheduling": "queueSort preFilter postFilter permit reserve",
+        "LoadVariationRiskBalancing": "score",
+        "NodeResourcesAllocatable": "score",
+        "NodeResourceTopologyMatch": "filter score",
+        "PreemptionToleration": "postFilter",
+        "TargetLoadPacking": "score",
+        "PodState": "score",
+        "QOSSort": "queueSort",
+    }
+    if minor <= 25:
+        points["Coscheduling"] += " postBind"  # dropped in 0.26
+    if minor >= 24:
+        points["NodeResourceTopologyMatch"] += " reserve"
+        points["NetworkOverhead"] = "preFilter filter score"
+        points["TopologicalSort"] = "queueSort"
+    if minor >= 26:
+        points["NodeResourceTopologyMatch"] += " postBind"
+        points["LowRiskOverCommitment"] = "preScore score"
+    if minor == 22:
+        points["CrossNodePreemption"] = "postFilter"  # a sample, registered in 0.22 only
+    if minor >= 28:
+        points["SySched"] = "score"
+    if minor >= 31:
+        points["Peaks"] = "score"
+    return points
 
 
 def _sp_release(minor: int) -> Release:
-    names = list(_SP_BASE)
-    if minor >= 28:
-        names.append("SySched")
-    if minor >= 31:
-        names.append("Peaks")
-    plugins = {name: _SP_PLUGINS[name] for name in names}
+    plugins = {name: _p(name, p, _SP_ARGS.get(name)) for name, p in _sp_points(minor).items()}
     return Release(f"0.{minor}", minor, config_versions_of(minor), MappingProxyType(plugins))
 
 
@@ -311,7 +310,7 @@ def config_versions_of(minor: int) -> tuple[str, ...]:
 
 
 SCHEDULER_PLUGINS_RELEASES: Mapping[str, Release] = MappingProxyType(
-    {f"0.{m}": _sp_release(m) for m in range(26, LAST_KNOWN_MINOR + 1)}
+    {f"0.{m}": _sp_release(m) for m in range(22, LAST_KNOWN_MINOR + 1)}
 )
 
 # -- the registry of a target ----------------------------------------------------------------
@@ -380,6 +379,7 @@ def release_registry(flavor: str, release: Release) -> Registry:
     )
 
 
+@cache
 def _koord_plugins() -> dict[str, RegisteredPlugin]:
     """Every plugin of any koord-scheduler release, with the union of its extension points."""
     return _merged(*(release.plugins for release in KOORD_SCHEDULER_RELEASES.values()))
@@ -401,7 +401,7 @@ def scheduler_plugins_registry(version: str | None, minor: int) -> Registry:
     if release is not None:
         return release_registry("scheduler-plugins", release)
     return Registry(
-        MappingProxyType(_merged(kube_scheduler_registry(minor).plugins, _SP_PLUGINS)),
+        MappingProxyType(_merged(kube_scheduler_registry(minor).plugins, _sp_plugins())),
         False,
         f"scheduler-plugins {version or '(version unknown)'}: not a release schedboard knows",
     )
@@ -412,7 +412,7 @@ def custom_registry(minor: int) -> Registry:
     plugins = _merged(
         kube_scheduler_registry(minor).plugins,
         _koord_plugins(),
-        _SP_PLUGINS,
+        _sp_plugins(),
         _catalog_plugins(out_of_tree_only=True),
     )
     return Registry(MappingProxyType(plugins), False, "custom scheduler: registry not known")
@@ -428,5 +428,11 @@ def koordinator_plugin_names() -> frozenset[str]:
     return frozenset(_koord_plugins())
 
 
+@cache
+def _sp_plugins() -> dict[str, RegisteredPlugin]:
+    """Every plugin of any scheduler-plugins release, with the union of its extension points."""
+    return _merged(*(release.plugins for release in SCHEDULER_PLUGINS_RELEASES.values()))
+
+
 def scheduler_plugins_plugin_names() -> frozenset[str]:
-    return frozenset(_SP_PLUGINS)
+    return frozenset(_sp_plugins())

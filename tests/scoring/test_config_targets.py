@@ -122,6 +122,9 @@ def test_config_versions_per_release() -> None:
     assert config_versions_of(29) == ("v1",)
     assert "SySched" not in SCHEDULER_PLUGINS_RELEASES["0.27"].plugins
     assert "Peaks" in SCHEDULER_PLUGINS_RELEASES["0.31"].plugins
+    coscheduling = SCHEDULER_PLUGINS_RELEASES["0.25"].plugins["Coscheduling"]
+    assert coscheduling.implements("postBind")
+    assert not SCHEDULER_PLUGINS_RELEASES["0.26"].plugins["Coscheduling"].implements("postBind")
 
 
 def test_unknown_name_is_an_error_where_the_registry_is_complete() -> None:

@@ -95,8 +95,12 @@ def test_the_koordinator_1_5_chart_does_not_fit_koord_scheduler_1_7() -> None:
     ]
 
 
-def test_a_real_configuration_kube_scheduler_refuses_is_an_error() -> None:
+def test_a_real_configuration_its_release_refuses_is_an_error() -> None:
+    """The manifest still enables Coscheduling at postBind, which it lost in 0.26: it fits
+    0.25, the release inferred, and fails NewFramework of the release it was shipped with."""
     path = FIXTURES / "invalid" / "scheduler-plugins-v0.26.7-coscheduling-v1beta2.yaml"
+    code, report = _validate(path)
+    assert (code, report["target"]) == (0, "scheduler-plugins@0.25")
     code, report = _validate(path, "--target", "scheduler-plugins@0.26")
     assert code == 1
     assert report["errors"] == [
