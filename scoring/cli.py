@@ -1,8 +1,12 @@
 """``python -m scoring``: the engine's command line (see the engine CLI contract).
 
-Exit codes: 0 a decision was made (also when no node fits) or the configuration is valid;
-1 the configuration is invalid (``validate``); 2 bad input, with a message on stderr naming the
-file, the object and the field.
+Exit codes: 0 a decision was made (also when no node fits) or the configuration is valid
+(warnings allowed); 1 the configuration is invalid (``validate``); 2 bad input, with a message on
+stderr naming the file, the object and the field.
+
+``--target flavor@version`` (``kube-scheduler``, ``koord-scheduler``, ``scheduler-plugins``,
+``custom``) names the scheduler the configuration is for; without it the target is inferred from
+the document (see ``docs/scheduler-targets.md``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from scoring.config import load_configuration, validate_configuration
+from scoring.config import load_configuration
+from scoring.config.loader import check_configuration
+from scoring.config.targets import Target, parse_target
 from scoring.engine import Engine
 from scoring.errors import ConfigurationInvalid, InputError
 from scoring.loading import load_objects, load_single, read_text
@@ -34,6 +40,23 @@ def _time(text: str) -> datetime:
         raise argparse.ArgumentTypeError(f"--now: {exc}") from None
 
 
+def _target(text: str) -> Target:
+    try:
+        return parse_target(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(f"--{exc}") from None
+
+
+def _add_target(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--target",
+        type=_target,
+        metavar="FLAVOR[@VERSION]",
+        help="the scheduler the configuration is for, e.g. koord-scheduler@1.7 "
+        "(default: inferred from the document)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m scoring", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -44,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--pod", required=True, metavar="PATH")
     evaluate.add_argument("--now", type=_time, metavar="TIME")
     evaluate.add_argument("--format", choices=("table", "json"), default="table")
+    _add_target(evaluate)
 
     simulate = commands.add_parser("simulate", help="place a workload pod by pod (what-if)")
     simulate.add_argument("--cluster", action="append", default=[], metavar="PATH")
@@ -56,21 +80,27 @@ def _parser() -> argparse.ArgumentParser:
         "--seed", type=int, default=0, help="seed of generated pod-name suffixes and uids"
     )
     simulate.add_argument("--format", choices=("table", "json"), default="table")
+    _add_target(simulate)
 
     validate = commands.add_parser("validate", help="default and validate a configuration")
     validate.add_argument("--config", required=True, metavar="PATH")
     validate.add_argument("--format", choices=("table", "json"), default="table")
+    _add_target(validate)
     return parser
 
 
-def _load_config(path: str | None) -> Engine:
+def _load_config(path: str | None, target: Target | None = None) -> Engine:
+    """The engine for ``--config`` (warnings go to stderr; errors raise)."""
     if path is None:
         return Engine()
-    return Engine(load_configuration(read_text(path), source_name=path))
+    config = load_configuration(read_text(path), source_name=path, target=target)
+    for warning in config.warnings:
+        _warn(f"warning: {path}: {warning}")
+    return Engine(config)
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    engine = _load_config(args.config)
+    engine = _load_config(args.config, args.target)
     snapshot = Snapshot.from_objects(load_objects(args.cluster))
     pod = parse_pod(load_single(args.pod, "Pod"))
     decision = engine.evaluate(pod, snapshot, args.now)
@@ -82,10 +112,10 @@ def run_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_compared(path: str) -> Engine:
+def _load_compared(path: str, target: Target | None) -> Engine:
     """``--compare-config``: its errors name its own path (main() names ``--config``)."""
     try:
-        return _load_config(path)
+        return _load_config(path, target)
     except ConfigurationInvalid as exc:
         raise InputError("; ".join(f"{path}: {error}" for error in exc.errors)) from None
 
@@ -107,9 +137,10 @@ def _warn(message: str) -> None:
 
 
 def run_simulate(args: argparse.Namespace) -> int:
-    configurations = [(args.config, _load_config(args.config))]
+    configurations = [(args.config, _load_config(args.config, args.target))]
     if args.compare_config:
-        configurations.append((args.compare_config, _load_compared(args.compare_config)))
+        compared = _load_compared(args.compare_config, args.target)
+        configurations.append((args.compare_config, compared))
     snapshot = Snapshot.from_objects(load_objects(args.cluster))
     pods = _workload_pods(args.workload, args.seed)
     now = args.now or clock_now()
@@ -124,14 +155,19 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    _, errors = validate_configuration(read_text(args.config), source_name=args.config)
-    result: dict[str, Any] = {"valid": not errors, "errors": [e.to_dict() for e in errors]}
+    check = check_configuration(read_text(args.config), source_name=args.config, target=args.target)
+    result: dict[str, Any] = check.to_dict()
     if args.format == "json":
         json.dump(result, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(validation_table(args.config, errors))
-    return 0 if not errors else 1
+        table = validation_table(args.config, check.errors, check.warnings, str(check.target))
+        sys.stdout.write(table)
+        if not check.registry.complete:
+            sys.stdout.write(
+                f"note: {check.registry.description}; plugin names it lacks are warnings\n"
+            )
+    return 0 if check.valid else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -41,8 +41,29 @@ class ScoreOutcome:
 
 @dataclass(frozen=True)
 class SkippedPlugin:
+    """A plugin the profile enables and the engine does not model: the extension points it is
+    enabled at (of those the engine runs) and its effective score weight (None when not a score
+    plugin)."""
+
     plugin: str
     reason: str
+    extension_points: tuple[str, ...] = ()
+    weight: int | None = None
+    constant_score: bool = False
+
+    @property
+    def may_rank(self) -> bool:
+        """Whether upstream's weighted score of this plugin could differ between nodes."""
+        return self.weight is not None and self.weight != 0 and not self.constant_score
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "plugin": self.plugin,
+            "reason": self.reason,
+            "extensionPoints": list(self.extension_points),
+            "weight": self.weight,
+            "status": "not modeled",
+        }
 
 
 @dataclass(frozen=True)
@@ -67,6 +88,16 @@ class Decision:
     error: str | None = None
     skipped: list[SkippedPlugin] = field(default_factory=list)
     plugins: Mapping[str, Plugin] = field(default_factory=dict)
+
+    @property
+    def unmodeled_scorers(self) -> list[str]:
+        """Skipped score plugins: each adds ``weight * score`` upstream that the totals lack."""
+        return [s.plugin for s in self.skipped if s.may_rank]
+
+    @property
+    def ranking_may_differ(self) -> bool:
+        """Whether a skipped score plugin could reorder the feasible nodes (two or more)."""
+        return bool(self.unmodeled_scorers) and len(self.feasible) > 1
 
     @cached_property
     def totals(self) -> IntArray:
@@ -207,7 +238,9 @@ class Decision:
             "feasibleNodes": len(self.feasible),
             "totalNodes": len(self.cycle.snapshot),
             "nodes": [self.node_entry(i, explain=explain) for i in self.node_order()],
-            "skippedPlugins": [{"plugin": s.plugin, "reason": s.reason} for s in self.skipped],
+            "skippedPlugins": [s.to_dict() for s in self.skipped],
+            "rankingMayDiffer": self.ranking_may_differ,
+            "rankingMayDifferBecause": self.unmodeled_scorers if self.ranking_may_differ else [],
         }
         summary = self.summary()
         if summary is not None:

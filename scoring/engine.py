@@ -71,10 +71,16 @@ class Framework:
             if r.name in self.instances
         ]
         self.reservers = self._at("reserve")
+        self.skipped_plugins = self._skipped_plugins()
 
     @property
     def name(self) -> str:
         return self.profile.scheduler_name
+
+    @property
+    def unmodeled_scorers(self) -> list[str]:
+        """Score plugins the engine skips: upstream adds their weighted scores, we cannot."""
+        return [s.plugin for s in self.skipped_plugins if s.may_rank]
 
     def _instantiate(self, ref: PluginRef) -> None:
         if ref.name in self.instances or ref.name in self.skipped:
@@ -84,6 +90,20 @@ class Framework:
             self.skipped[ref.name] = plugins.skip_reason(ref.name)
             return
         self.instances[ref.name] = cls(self.profile.plugin_args.get(ref.name, {}))
+
+    def _skipped_plugins(self) -> list[SkippedPlugin]:
+        """Every unmodelled plugin with the evaluated points it is enabled at and its weight."""
+        out: list[SkippedPlugin] = []
+        for name, reason in self.skipped.items():
+            points = tuple(
+                point for point in _EVALUATED_POINTS if name in self.profile.plugin_names(point)
+            )
+            weight = next(
+                (r.weight for r in self.profile.plugins.get("score", ()) if r.name == name), None
+            )
+            constant = name in plugins.CONSTANT_SCORERS
+            out.append(SkippedPlugin(name, reason, points, weight, constant))
+        return out
 
     def _at(self, point: str) -> list[Plugin]:
         return [
@@ -114,7 +134,7 @@ class Framework:
             feasible=feasible,
             scores=scores,
             error=error,
-            skipped=[SkippedPlugin(n, r) for n, r in self.skipped.items()],
+            skipped=list(self.skipped_plugins),
             plugins=self.instances,
         )
 

@@ -56,15 +56,46 @@ def decision_table(decision: Decision) -> str:
         lines += _table(["node", "plugin", "code", "reason"], failed_rows)
     if decision.skipped:
         lines += ["", "Skipped plugins (not modelled):"]
-        lines += [f"  {s.plugin}: {s.reason}" for s in decision.skipped]
+        lines += _table(
+            ["plugin", "extension points", "weight", "reason"],
+            [
+                [
+                    s.plugin,
+                    ", ".join(s.extension_points),
+                    "" if s.weight is None else str(s.weight),
+                    s.reason,
+                ]
+                for s in decision.skipped
+            ],
+        )
+    if decision.ranking_may_differ:
+        because = ", ".join(decision.unmodeled_scorers)
+        lines += ["", f"The ranking may differ in the real scheduler: {because} also score nodes."]
     return "\n".join(lines) + "\n"
 
 
-def validation_table(source: str, errors: Sequence[FieldError]) -> str:
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
+def validation_table(
+    source: str,
+    errors: Sequence[FieldError],
+    warnings: Sequence[FieldError] = (),
+    target: str | None = None,
+) -> str:
+    """Errors, then warnings, each as a table; the header names the target when given."""
+    against = f" for {target}" if target else ""
     if not errors:
-        return f"{source}: valid\n"
-    lines = [f"{source}: invalid ({len(errors)} error{'s' if len(errors) != 1 else ''})"]
-    lines += _table(["field", "type", "detail"], [[e.field, e.type, e.detail] for e in errors])
+        status = "valid" if not warnings else f"valid, {_plural(len(warnings), 'warning')}"
+    else:
+        status = f"invalid ({_plural(len(errors), 'error')})"
+    lines = [f"{source}: {status}{against}"]
+    headers = ["field", "type", "detail"]
+    if errors:
+        lines += _table(headers, [[e.field, e.type, e.detail] for e in errors])
+    if warnings:
+        lines += ["warnings:", *_table(headers, [[w.field, w.type, w.detail] for w in warnings])]
     return "\n".join(lines) + "\n"
 
 

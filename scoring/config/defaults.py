@@ -132,9 +132,15 @@ def default_args(name: str, args: Mapping[str, Any]) -> dict[str, Any]:
     return {"apiVersion": ARGS_API_VERSION, "kind": spec.args_kind, **defaulted}
 
 
-def set_profile_defaults(profile: dict[str, Any]) -> None:
-    """``setDefaults_KubeSchedulerProfile``: merged plugins, then default plugin args."""
-    profile["plugins"] = merge_plugins(default_plugins(), profile.get("plugins"))
+def set_profile_defaults(
+    profile: dict[str, Any], defaults: Mapping[str, Any] | None = None
+) -> None:
+    """``setDefaults_KubeSchedulerProfile``: merged plugins, then default plugin args.
+
+    ``defaults`` are the version's default plugins (:func:`default_plugins`, v1 1.35, when None).
+    """
+    base = copy.deepcopy(dict(defaults)) if defaults is not None else default_plugins()
+    profile["plugins"] = merge_plugins(base, profile.get("plugins"))
     configs: list[dict[str, Any]] = profile.setdefault("pluginConfig", [])
     existing: set[str] = set()
     for config in configs:
@@ -153,8 +159,12 @@ def set_profile_defaults(profile: dict[str, Any]) -> None:
         del profile["pluginConfig"]
 
 
-def set_defaults(doc: dict[str, Any]) -> None:
-    """``SetDefaults_KubeSchedulerConfiguration`` on a decoded v1 document, in place."""
+def set_defaults(doc: dict[str, Any], plugins: Mapping[str, Any] | None = None) -> None:
+    """``SetDefaults_KubeSchedulerConfiguration`` on a decoded v1 document, in place.
+
+    ``plugins`` are the default plugins of the document's version and release
+    (:func:`scoring.config.versions.default_plugins`); v1 1.35's when None.
+    """
     if doc.get("parallelism") is None:
         doc["parallelism"] = DEFAULT_PARALLELISM
 
@@ -166,7 +176,7 @@ def set_defaults(doc: dict[str, Any]) -> None:
     if len(profiles) == 1 and profiles[0].get("schedulerName") is None:
         profiles[0]["schedulerName"] = DEFAULT_SCHEDULER_NAME
     for profile in profiles:
-        set_profile_defaults(profile)
+        set_profile_defaults(profile, plugins)
 
     if doc.get("percentageOfNodesToScore") is None:
         doc["percentageOfNodesToScore"] = DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE

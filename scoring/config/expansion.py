@@ -16,11 +16,14 @@ framework.go``, Kubernetes 1.35), reproduced step by step:
    plugin wins (so a weight at ``score`` beats the multiPoint weight); an unset or zero weight is
    1. Upstream does not reject negative weights, and neither does this.
 
-Upstream stops at the first error; here every error is collected. An unknown plugin listed at a
-specific extension point still occupies that point (as if it existed and implemented it), so the
-queue-sort and bind counts reflect what the configuration asks for. Errors are reported on the
-merged (defaulted) lists, the ones in the defaulted document: a user's ``multiPoint.enabled[k]``
-comes after the default plugins there.
+Names are looked up in the target's :class:`~scoring.config.registries.Registry`. A name missing
+from it, or listed at a point it is not known to implement, is an error when the registry is
+complete (and the plugin's points are) and a warning otherwise, with the same field, type and
+message. Upstream stops at the first error; here every error is collected. An unknown plugin
+listed at a specific extension point still occupies that point (as if it existed and implemented
+it), so the queue-sort and bind counts reflect what the configuration asks for. Errors are
+reported on the merged (defaulted) lists, the ones in the defaulted document: a user's
+``multiPoint.enabled[k]`` comes after the default plugins there.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scoring.config import field_errors as fe
-from scoring.config.catalog import EXTENSION_POINTS, PLUGIN_TYPE_NAMES, lookup
+from scoring.config.catalog import EXTENSION_POINTS, PLUGIN_TYPE_NAMES
+from scoring.config.registries import Registry, catalog_registry
 from scoring.errors import DUPLICATE, INVALID, FieldError
 from scoring.goint import INT64_MAX
 
@@ -62,6 +66,7 @@ class Expansion:
     points: dict[str, list[str]] = field(default_factory=dict)
     score_weights: dict[str, int] = field(default_factory=dict)
     errors: list[FieldError] = field(default_factory=list)
+    warnings: list[FieldError] = field(default_factory=list)
 
     def weight(self, point: str, name: str) -> int:
         """The effective weight: the score weight at ``score``, 0 elsewhere."""
@@ -77,9 +82,10 @@ def _disabled_names(plugins: Mapping[str, Any], point: str) -> set[str]:
 
 
 def _specific_lists(
-    plugins: Mapping[str, Any], path: str, errors: list[FieldError]
+    plugins: Mapping[str, Any], path: str, registry: Registry, expansion: Expansion
 ) -> dict[str, list[str]]:
     """``updatePluginList`` for every extension point."""
+    errors = expansion.errors
     lists: dict[str, list[str]] = {}
     for point in FRAMEWORK_ORDER:
         type_name = PLUGIN_TYPE_NAMES[point]
@@ -87,23 +93,23 @@ def _specific_lists(
         for k, plugin in enumerate(_enabled(plugins, point)):
             name = plugin.get("name", "")
             entry_path = fe.index(fe.child(path, "plugins", point, "enabled"), k)
-            spec = lookup(name)
+            spec = registry.lookup(name)
             if spec is None:
-                errors.append(
-                    FieldError(
-                        entry_path, INVALID, f"{type_name} {json.dumps(name)} does not exist", name
-                    )
+                error = FieldError(
+                    entry_path, INVALID, f"{type_name} {json.dumps(name)} does not exist", name
                 )
+                (errors if registry.complete else expansion.warnings).append(error)
             elif not spec.implements(point):
-                errors.append(
-                    FieldError(
-                        entry_path,
-                        INVALID,
-                        f"plugin {json.dumps(name)} does not extend {type_name} plugin",
-                        name,
-                    )
+                error = FieldError(
+                    entry_path,
+                    INVALID,
+                    f"plugin {json.dumps(name)} does not extend {type_name} plugin",
+                    name,
                 )
-                continue
+                if registry.complete and spec.points_complete:
+                    errors.append(error)
+                    continue
+                expansion.warnings.append(error)
             if name in names:
                 errors.append(
                     FieldError(
@@ -123,9 +129,15 @@ def _expand_multi_point(
     plugins: Mapping[str, Any],
     path: str,
     lists: dict[str, list[str]],
-    errors: list[FieldError],
+    registry: Registry,
+    expansion: Expansion,
 ) -> None:
-    """``expandMultiPointPlugins``, in place on ``lists``."""
+    """``expandMultiPointPlugins``, in place on ``lists``.
+
+    A name missing from an incomplete registry cannot be expanded (its extension points are
+    unknown): it is reported once as a warning and left out.
+    """
+    errors = expansion.errors
     multi_point = _enabled(plugins, "multiPoint")
     if not multi_point:
         return
@@ -142,18 +154,21 @@ def _expand_multi_point(
         overrides: set[str] = set()
         for k, plugin in enumerate(multi_point):
             name = plugin.get("name", "")
-            spec = lookup(name)
+            spec = registry.lookup(name)
             if spec is None:
                 if k not in reported:
                     reported.add(k)
-                    errors.append(
-                        FieldError(
-                            fe.index(mp_path, k),
-                            INVALID,
-                            f"{type_name} {json.dumps(name)} does not exist",
-                            name,
-                        )
+                    error = FieldError(
+                        fe.index(mp_path, k),
+                        INVALID,
+                        f"{type_name} {json.dumps(name)} does not exist",
+                        name,
                     )
+                    if registry.complete:
+                        errors.append(error)
+                    else:
+                        expansion.warnings.append(error)
+                        errors.extend(_repeated_unknown(multi_point, k, mp_path))
                 continue
             if not spec.implements(point) or name in disabled:
                 continue
@@ -181,8 +196,26 @@ def _expand_multi_point(
         )
 
 
+def _repeated_unknown(
+    multi_point: Sequence[Mapping[str, Any]], k: int, mp_path: str
+) -> list[FieldError]:
+    """A name a registry does not know, repeated in multiPoint: whatever points it implements,
+    the framework registers it twice there (``already registered``)."""
+    name = multi_point[k].get("name", "")
+    if any(p.get("name", "") == name for p in multi_point[:k]):
+        return [
+            FieldError(
+                fe.index(mp_path, k),
+                DUPLICATE,
+                f"plugin {json.dumps(name)} already registered",
+                name,
+            )
+        ]
+    return []
+
+
 def _score_weights(
-    plugins: Mapping[str, Any], path: str, errors: list[FieldError]
+    plugins: Mapping[str, Any], path: str, registry: Registry, errors: list[FieldError]
 ) -> dict[str, int]:
     """``getScoreWeights`` over ``score.enabled`` then ``multiPoint.enabled``."""
     weights: dict[str, int] = {}
@@ -192,7 +225,7 @@ def _score_weights(
     ] + [(False, p) for p in _enabled(plugins, "multiPoint")]
     for at_score, plugin in entries:
         name = plugin.get("name", "")
-        spec = lookup(name)
+        spec = registry.lookup(name)
         implements = spec.implements("score") if spec is not None else at_score
         if not implements or name in weights:
             continue
@@ -211,11 +244,17 @@ def _score_weights(
     return weights
 
 
-def expand_profile(plugins: Mapping[str, Any], path: str) -> Expansion:
-    """The framework a profile's merged ``plugins`` builds; ``path`` is ``profiles[i]``."""
+def expand_profile(
+    plugins: Mapping[str, Any], path: str, registry: Registry | None = None
+) -> Expansion:
+    """The framework a profile's merged ``plugins`` builds; ``path`` is ``profiles[i]``.
+
+    ``registry`` is the target's; by default the plugins the engine's catalog knows (complete).
+    """
+    registry = registry if registry is not None else catalog_registry()
     expansion = Expansion()
-    lists = _specific_lists(plugins, path, expansion.errors)
-    _expand_multi_point(plugins, path, lists, expansion.errors)
+    lists = _specific_lists(plugins, path, registry, expansion)
+    _expand_multi_point(plugins, path, lists, registry, expansion)
     expansion.points = {point: lists[point] for point in EXTENSION_POINTS}
-    expansion.score_weights = _score_weights(plugins, path, expansion.errors)
+    expansion.score_weights = _score_weights(plugins, path, registry, expansion.errors)
     return expansion

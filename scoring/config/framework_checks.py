@@ -42,6 +42,7 @@ from typing import Any
 from scoring.config import field_errors as fe
 from scoring.config.defaults import strip_type_meta
 from scoring.config.expansion import Expansion, expand_profile
+from scoring.config.registries import Registry
 from scoring.errors import DUPLICATE, INVALID, REQUIRED, FieldError
 
 
@@ -64,9 +65,11 @@ def repeated_plugin_config(profile: Mapping[str, Any], path: str) -> list[FieldE
     return errors
 
 
-def check_profile(profile: Mapping[str, Any], path: str) -> Expansion:
+def check_profile(
+    profile: Mapping[str, Any], path: str, registry: Registry | None = None
+) -> Expansion:
     """NewFramework for one defaulted profile: its expansion, with every init error."""
-    expansion = expand_profile(profile.get("plugins") or {}, path)
+    expansion = expand_profile(profile.get("plugins") or {}, path, registry)
     errors = repeated_plugin_config(profile, path) + expansion.errors
     name = json.dumps(profile.get("schedulerName") or "")
     queue_sort = expansion.points["queueSort"]
@@ -158,10 +161,17 @@ def check_profile_map(
     return errors
 
 
-def framework_errors(doc: Mapping[str, Any]) -> tuple[list[Expansion], list[FieldError]]:
-    """Every profile's framework, and all startup errors (per profile, then the profile map)."""
+def framework_errors(
+    doc: Mapping[str, Any], registry: Registry | None = None
+) -> tuple[list[Expansion], list[FieldError]]:
+    """Every profile's framework, and all startup errors (per profile, then the profile map).
+
+    Warnings (names an incomplete ``registry`` does not know) stay on each expansion.
+    """
     profiles: list[Mapping[str, Any]] = list(doc.get("profiles") or [])
-    expansions = [check_profile(p, fe.index("profiles", i)) for i, p in enumerate(profiles)]
+    expansions = [
+        check_profile(p, fe.index("profiles", i), registry) for i, p in enumerate(profiles)
+    ]
     errors = [e for expansion in expansions for e in expansion.errors]
     errors.extend(check_profile_map(profiles, expansions))
     return expansions, errors

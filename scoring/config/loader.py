@@ -4,29 +4,36 @@ The pipeline is kube-scheduler's ``--config`` handling plus the startup checks:
 
 1. parse YAML or JSON (or take an already-decoded mapping); duplicate fields are an error, as in
    Go's strict decoding;
-2. check ``apiVersion: kubescheduler.config.k8s.io/v1`` and ``kind: KubeSchedulerConfiguration``;
-3. decode strictly (:mod:`~scoring.config.schema`): unknown fields become field errors, values of
-   the wrong JSON type an :class:`~scoring.errors.InputError`;
+2. check ``apiVersion: kubescheduler.config.k8s.io/{v1beta2,v1beta3,v1}`` (the ones the target
+   reads) and ``kind: KubeSchedulerConfiguration``; the target is the one given, else inferred
+   from the document (:func:`~scoring.config.targets.infer_target`);
+3. decode strictly with the version's schema (:mod:`~scoring.config.schema`,
+   :mod:`~scoring.config.versions`): unknown fields become field errors, values of the wrong
+   JSON type an :class:`~scoring.errors.InputError`; then convert to the v1 shape;
 4. decode each ``pluginConfig`` entry's args as ``<Name>Args`` when the plugin has a known args
-   kind (``decodeNestedObjects``): ``apiVersion``/``kind`` are optional but must match (any other
-   kind is reported as ``args for plugin X were not of type XArgs.kubescheduler.config.k8s.io,
-   got ...``, also where Go would first say that kind is not registered); unknown plugins keep
-   their args raw;
-5. v1 defaulting (:mod:`~scoring.config.defaults`);
+   kind (``decodeNestedObjects``): ``apiVersion``/``kind`` are optional but must match, and the
+   args' version must be one the target's release decodes (any other kind is reported as ``args
+   for plugin X were not of type XArgs.kubescheduler.config.k8s.io, got ...``, also where Go
+   would first say that kind is not registered); unknown plugins keep their args raw;
+5. the version's defaulting (:mod:`~scoring.config.defaults` with the version's default plugins
+   for the target's release);
 6. ``ValidateKubeSchedulerConfiguration`` and plugin args validation
    (:mod:`~scoring.config.validation`);
-7. the framework and profile-map startup checks (:mod:`~scoring.config.framework_checks`). A
-   startup error on the same field and of the same type as a validation error is not repeated:
-   kube-scheduler would have stopped at validation.
+7. the framework and profile-map startup checks (:mod:`~scoring.config.framework_checks`)
+   against the target's plugin registry. A startup error on the same field and of the same type
+   as a validation error is not repeated: kube-scheduler would have stopped at validation. Names
+   an incomplete registry lacks are warnings, not errors.
 
 All errors of steps 3-7 are reported together; :func:`load_configuration` raises
 :class:`~scoring.errors.ConfigurationInvalid` with them, :func:`validate_configuration` returns
-them.
+them and :func:`check_configuration` returns them with the warnings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -45,8 +52,18 @@ from scoring.config.expansion import Expansion
 from scoring.config.framework_checks import framework_errors
 from scoring.config.model import PluginRef, Profile, SchedulerConfiguration
 from scoring.config.plugin_args import IN_TREE_ARGS
+from scoring.config.registries import Registry, config_versions_of
 from scoring.config.schema import KUBE_SCHEDULER_CONFIGURATION, Decoder, encode
+from scoring.config.targets import Target, document_plugins, infer_target
 from scoring.config.validation import validate_document
+from scoring.config.versions import (
+    GROUP,
+    SCHEMAS,
+    VERSIONS,
+    default_plugins,
+    invalid_plugins,
+    to_v1_shape,
+)
 from scoring.errors import ConfigurationInvalid, FieldError, InputError
 from scoring.inputs import load_json, load_yaml
 
@@ -60,6 +77,7 @@ _REMOVED_VERSIONS = {
     "kubescheduler.config.k8s.io/v1beta2": "1.28",
     "kubescheduler.config.k8s.io/v1beta3": "1.29",
 }
+_SUPPORTED = tuple(f"{GROUP}/{v}" for v in VERSIONS)
 
 
 class _DuplicateField(yaml.YAMLError):
@@ -128,7 +146,9 @@ def parse_text(text: str | bytes, source_name: str = "<config>") -> Any:
         raise InputError(f"{source_name}: not valid JSON or YAML: {exc}") from None
 
 
-def _check_type_meta(obj: Any, source_name: str) -> None:
+def _check_type_meta(obj: Any, source_name: str, target: Target | None) -> str:
+    """The document's config version (``v1beta2``, ``v1beta3`` or ``v1``), when ``target`` (if
+    its release is known) reads it; else an :class:`InputError` as kube-scheduler words it."""
     if not isinstance(obj, Mapping):
         found = "nothing" if obj is None else type(obj).__name__
         raise InputError(
@@ -143,18 +163,28 @@ def _check_type_meta(obj: Any, source_name: str) -> None:
             f"{source_name}: apiVersion: Object 'apiVersion' is missing "
             f"(expected {CONFIG_API_VERSION})"
         )
-    if api_version != CONFIG_API_VERSION:
+    readable = _readable_versions(target)
+    if api_version not in readable:
         removed = _REMOVED_VERSIONS.get(str(api_version))
         hint = f" ({api_version} was removed in Kubernetes {removed})" if removed else ""
+        reader = f" by {target}" if target is not None and api_version in _SUPPORTED else ""
         raise InputError(
             f'{source_name}: apiVersion: no kind "{kind}" is registered for version '
-            f'"{api_version}"{hint}; expected {CONFIG_API_VERSION}'
+            f'"{api_version}"{reader}{hint}; expected {" or ".join(readable)}'
         )
     if kind != CONFIG_KIND:
         raise InputError(
             f'{source_name}: kind: no kind "{kind}" is registered for version '
             f'"{api_version}"; expected {CONFIG_KIND}'
         )
+    return str(api_version).rpartition("/")[2]
+
+
+def _readable_versions(target: Target | None) -> tuple[str, ...]:
+    """The full apiVersions the target's release decodes (all three when unknown)."""
+    minor = target.kubernetes_minor if target is not None else None
+    versions = config_versions_of(minor) if minor is not None else VERSIONS
+    return tuple(f"{GROUP}/{v}" for v in versions) or _SUPPORTED
 
 
 def _group_version(api_version: str) -> tuple[str, str]:
@@ -163,7 +193,12 @@ def _group_version(api_version: str) -> tuple[str, str]:
 
 
 def _args_type_meta_errors(
-    name: str, spec: PluginSpec, args: Mapping[str, Any], path: str, decoder: Decoder
+    name: str,
+    spec: PluginSpec,
+    args: Mapping[str, Any],
+    path: str,
+    decoder: Decoder,
+    versions: Sequence[str],
 ) -> list[FieldError] | None:
     """``decodeNestedObjects``' kind check; None when ``apiVersion``/``kind`` are not strings."""
     expected = spec.args_kind or ""
@@ -178,7 +213,8 @@ def _args_type_meta_errors(
             bad_type = True
     if bad_type:
         return None
-    group, version = _group_version(api_version) if api_version else (ARGS_GROUP, "v1")
+    # Without an apiVersion the args are decoded in the document's own version.
+    group, version = _group_version(api_version) if api_version else (ARGS_GROUP, versions[0])
     got_kind = kind or expected
     if got_kind != expected or group != ARGS_GROUP:
         got = f"{got_kind}.{group}" if group else got_kind
@@ -190,7 +226,7 @@ def _args_type_meta_errors(
                 f"args for plugin {name} were not of type {expected}.{ARGS_GROUP}, got {got}",
             )
         ]
-    if version != "v1":
+    if version not in versions:
         return [
             fe.invalid(
                 fe.child(path, "apiVersion"),
@@ -202,8 +238,11 @@ def _args_type_meta_errors(
     return []
 
 
-def _decode_plugin_args(doc: dict[str, Any], decoder: Decoder) -> list[FieldError]:
-    """Decode every known plugin's args in place (``decodeNestedObjects``)."""
+def _decode_plugin_args(
+    doc: dict[str, Any], decoder: Decoder, versions: Sequence[str]
+) -> list[FieldError]:
+    """Decode every known plugin's args in place (``decodeNestedObjects``); ``versions`` are the
+    config versions args may be written in, the document's own first."""
     errors: list[FieldError] = []
     for i, profile in enumerate(doc.get("profiles") or []):
         for j, config in enumerate(profile.get("pluginConfig") or []):
@@ -213,7 +252,7 @@ def _decode_plugin_args(doc: dict[str, Any], decoder: Decoder) -> list[FieldErro
                 continue  # not a registered args kind: kept raw
             path = fe.child(fe.index(fe.child(fe.index("profiles", i), "pluginConfig"), j), "args")
             args: Mapping[str, Any] = config.get("args") or {}
-            meta_errors = _args_type_meta_errors(name, spec, args, path, decoder)
+            meta_errors = _args_type_meta_errors(name, spec, args, path, decoder, versions)
             if meta_errors is None:
                 continue
             if meta_errors:
@@ -268,60 +307,155 @@ def _profile(profile: Mapping[str, Any], expansion: Expansion) -> Profile:
     )
 
 
-def _process(
-    source: str | bytes | Mapping[str, Any], source_name: str
-) -> tuple[dict[str, Any], list[Expansion], list[FieldError]]:
-    raw = source if isinstance(source, Mapping) else parse_text(source, source_name)
-    _check_type_meta(raw, source_name)
+@dataclass(frozen=True)
+class ConfigurationCheck:
+    """What loading a document found: the configuration (None when invalid), every error, every
+    warning (names the target's registry does not know for sure), and the target used."""
+
+    config: SchedulerConfiguration | None
+    errors: list[FieldError]
+    warnings: list[FieldError]
+    target: Target
+    api_version: str
+    registry: Registry
+
+    @property
+    def valid(self) -> bool:
+        return not self.errors
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "valid": self.valid,
+            "errors": [e.to_dict() for e in self.errors],
+            "warnings": [w.to_dict() for w in self.warnings],
+            "target": str(self.target),
+            "apiVersion": self.api_version,
+            "registry": {
+                "description": self.registry.description,
+                "complete": self.registry.complete,
+            },
+        }
+
+
+@dataclass
+class _Processed:
+    document: dict[str, Any]
+    expansions: list[Expansion]
+    errors: list[FieldError]
+    target: Target
+    api_version: str
+    raw: Mapping[str, Any]
+    registry: Registry
+
+
+def _decode(
+    raw: Mapping[str, Any], version: str, minor: int, source_name: str
+) -> tuple[dict[str, Any], list[FieldError]]:
+    """Steps 3-4: strict decoding in the document's version, conversion to the v1 shape, args."""
     decoder = Decoder()
-    decoded = decoder.decode(KUBE_SCHEDULER_CONFIGURATION, raw, "")
+    decoded = decoder.decode(SCHEMAS[version], raw, "")
     doc: dict[str, Any] = decoded if isinstance(decoded, dict) else {}
     errors = list(decoder.unknown)
-    errors.extend(_decode_plugin_args(doc, decoder))
+    errors.extend(to_v1_shape(version, doc))
+    readable = [v for v in config_versions_of(minor) if v != version]
+    errors.extend(_decode_plugin_args(doc, decoder, [version, *readable]))
     if decoder.type_errors:
         raise InputError(
             f"{source_name}: cannot decode {CONFIG_KIND}: " + "; ".join(decoder.type_errors)
         )
-    set_defaults(doc)
+    return doc, errors
+
+
+def _process(
+    source: str | bytes | Mapping[str, Any], source_name: str, target: Target | None
+) -> _Processed:
+    raw = source if isinstance(source, Mapping) else parse_text(source, source_name)
+    version = _check_type_meta(raw, source_name, target)
+    if target is None:
+        target = infer_target(version, document_plugins(raw))
+    minor = target.minor_for(version)
+    doc, errors = _decode(raw, version, minor, source_name)
+    set_defaults(doc, default_plugins(version, minor))
     # Validate the decoded values: Go tells an empty list from an unset one (``shape: []`` is
     # set), which the rendered document, with omitempty applied, no longer shows.
-    validation_errors = validate_document(doc)
-    expansions, startup_errors = framework_errors(doc)
+    validation_errors = validate_document(doc, invalid_plugins(version, minor))
+    registry = target.registry(version)
+    expansions, startup_errors = framework_errors(doc, registry)
     reported = {(e.field, e.type) for e in validation_errors}
     errors.extend(validation_errors)
     errors.extend(e for e in startup_errors if (e.field, e.type) not in reported)
     _render_typed_args(doc)
+    doc["apiVersion"] = CONFIG_API_VERSION  # the effective document is v1-shaped
     document: dict[str, Any] = encode(KUBE_SCHEDULER_CONFIGURATION, doc)
-    return document, expansions, errors
+    return _Processed(document, expansions, errors, target, f"{GROUP}/{version}", raw, registry)
+
+
+def check_configuration(
+    source: str | bytes | Mapping[str, Any],
+    *,
+    source_name: str = "<config>",
+    target: Target | None = None,
+) -> ConfigurationCheck:
+    """Default and validate for ``target`` (inferred when None): configuration, errors, warnings.
+
+    Unparseable input, an ``apiVersion``/``kind`` the target cannot read and values of the wrong
+    JSON type raise :class:`InputError` (they cannot be decoded at all, as in kube-scheduler).
+    """
+    processed = _process(source, source_name, target)
+    warnings = [w for expansion in processed.expansions for w in expansion.warnings]
+    config = None
+    if not processed.errors:
+        profiles = tuple(
+            _profile(profile, expansion)
+            for profile, expansion in zip(
+                processed.document["profiles"], processed.expansions, strict=True
+            )
+        )
+        config = SchedulerConfiguration(
+            profiles=profiles,
+            document=processed.document,
+            api_version=processed.api_version,
+            target=processed.target,
+            warnings=tuple(warnings),
+            source=MappingProxyType(copy.deepcopy(dict(processed.raw))),
+        )
+    return ConfigurationCheck(
+        config,
+        processed.errors,
+        warnings,
+        processed.target,
+        processed.api_version,
+        processed.registry,
+    )
 
 
 def validate_configuration(
-    source: str | bytes | Mapping[str, Any], *, source_name: str = "<config>"
+    source: str | bytes | Mapping[str, Any],
+    *,
+    source_name: str = "<config>",
+    target: Target | None = None,
 ) -> tuple[SchedulerConfiguration | None, list[FieldError]]:
     """Default and validate; the configuration (None when invalid) and every error.
 
-    Unparseable input, a wrong ``apiVersion``/``kind`` and values of the wrong JSON type raise
-    :class:`InputError` (they cannot be decoded at all, as in kube-scheduler).
+    Warnings are on the configuration (:attr:`SchedulerConfiguration.warnings`); see
+    :func:`check_configuration` for them also when the document is invalid.
     """
-    document, expansions, errors = _process(source, source_name)
-    if errors:
-        return None, errors
-    profiles = tuple(
-        _profile(profile, expansion)
-        for profile, expansion in zip(document["profiles"], expansions, strict=True)
-    )
-    return SchedulerConfiguration(profiles=profiles, document=document), []
+    check = check_configuration(source, source_name=source_name, target=target)
+    return check.config, check.errors
 
 
 def load_configuration(
-    source: str | bytes | Mapping[str, Any], *, source_name: str = "<config>"
+    source: str | bytes | Mapping[str, Any],
+    *,
+    source_name: str = "<config>",
+    target: Target | None = None,
 ) -> SchedulerConfiguration:
     """Parse, default and validate a ``KubeSchedulerConfiguration`` (YAML/JSON text or mapping).
 
     Raises :class:`~scoring.errors.ConfigurationInvalid` with every error, or
     :class:`~scoring.errors.InputError` when the input cannot be decoded.
     """
-    config, errors = validate_configuration(source, source_name=source_name)
+    config, errors = validate_configuration(source, source_name=source_name, target=target)
     if config is None:
         raise ConfigurationInvalid(errors)
     return config

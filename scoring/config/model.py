@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from scoring.config.catalog import EXTENSION_POINTS
+from scoring.config.targets import Target
+from scoring.errors import FieldError
 
 __all__ = ["EXTENSION_POINTS", "PluginRef", "Profile", "SchedulerConfiguration"]
 
@@ -57,12 +59,20 @@ class Profile:
 class SchedulerConfiguration:
     """A defaulted, valid ``KubeSchedulerConfiguration``.
 
-    ``document`` is the whole v1 configuration as kube-scheduler sees it after ``SetDefaults``
-    (JSON-able; plugin args carry their ``apiVersion``/``kind``, as kube-scheduler writes them).
+    ``document`` is the whole configuration as kube-scheduler sees it after ``SetDefaults``,
+    converted to v1 (JSON-able; plugin args carry their ``apiVersion``/``kind``, as
+    kube-scheduler writes them). ``source`` is the document as written (sparse, in its own
+    ``api_version``; not compared: two documents that mean the same compare equal); ``target``
+    the scheduler it was checked for; ``warnings`` the names that target's registry does not
+    know for sure.
     """
 
     profiles: tuple[Profile, ...]
     document: Mapping[str, Any]
+    api_version: str = "kubescheduler.config.k8s.io/v1"
+    target: Target | None = None
+    warnings: tuple[FieldError, ...] = ()
+    source: Mapping[str, Any] | None = field(default=None, compare=False)
 
     def profile(self, scheduler_name: str) -> Profile | None:
         """The profile pods with ``spec.schedulerName == scheduler_name`` are scheduled by."""

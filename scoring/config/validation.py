@@ -103,8 +103,8 @@ def _percentage(path: str, value: int | None) -> list[FieldError]:
     return []
 
 
-def _invalid_plugin_detail(name: str) -> str | None:
-    if name in INVALID_V1_PLUGINS:
+def _invalid_plugin_detail(name: str, invalid: Sequence[str]) -> str | None:
+    if name in invalid:
         return (
             f'was invalid in version "{API_VERSION}" '
             f'(KubeSchedulerConfiguration is version "{API_VERSION}")'
@@ -112,7 +112,9 @@ def _invalid_plugin_detail(name: str) -> str | None:
     return None
 
 
-def _plugin_config(profile: Mapping[str, Any], path: str) -> list[FieldError]:
+def _plugin_config(
+    profile: Mapping[str, Any], path: str, invalid: Sequence[str]
+) -> list[FieldError]:
     """``validatePluginConfig``: removed plugins, repeated configs, plugin args."""
     errs: list[FieldError] = []
     plugins = profile.get("plugins")
@@ -121,7 +123,7 @@ def _plugin_config(profile: Mapping[str, Any], path: str) -> list[FieldError]:
         for stage in sorted(_STAGES):
             for k, plugin in enumerate((plugins.get(stage) or {}).get("enabled") or []):
                 name = plugin.get("name", "")
-                detail = _invalid_plugin_detail(name)
+                detail = _invalid_plugin_detail(name, invalid)
                 if detail:
                     errs.append(
                         fe.invalid(
@@ -137,7 +139,7 @@ def _plugin_config(profile: Mapping[str, Any], path: str) -> list[FieldError]:
             errs.append(fe.duplicate(config_path, name))
         else:
             seen.add(name)
-        detail = _invalid_plugin_detail(name)
+        detail = _invalid_plugin_detail(name, invalid)
         if detail:
             errs.append(fe.invalid(config_path, name, detail))
             continue
@@ -147,7 +149,7 @@ def _plugin_config(profile: Mapping[str, Any], path: str) -> list[FieldError]:
     return errs
 
 
-def _profile(profile: Mapping[str, Any], path: str) -> list[FieldError]:
+def _profile(profile: Mapping[str, Any], path: str, invalid: Sequence[str]) -> list[FieldError]:
     """``validateKubeSchedulerProfile``."""
     errs: list[FieldError] = []
     if not profile.get("schedulerName"):
@@ -157,7 +159,7 @@ def _profile(profile: Mapping[str, Any], path: str) -> list[FieldError]:
             fe.child(path, "percentageOfNodesToScore"), profile.get("percentageOfNodesToScore")
         )
     )
-    errs.extend(_plugin_config(profile, path))
+    errs.extend(_plugin_config(profile, path, invalid))
     return errs
 
 
@@ -255,8 +257,14 @@ def _extenders(extenders: Sequence[Mapping[str, Any]]) -> list[FieldError]:
     return errs
 
 
-def validate_document(doc: Mapping[str, Any]) -> list[FieldError]:
-    """Every ``ValidateKubeSchedulerConfiguration`` error of a defaulted v1 document."""
+def validate_document(
+    doc: Mapping[str, Any], invalid_plugins: Sequence[str] = INVALID_V1_PLUGINS
+) -> list[FieldError]:
+    """Every ``ValidateKubeSchedulerConfiguration`` error of a defaulted v1 document.
+
+    ``invalid_plugins``: names removed from the document's config version
+    (:func:`scoring.config.versions.invalid_plugins`; v1 1.35's by default).
+    """
     errs: list[FieldError] = []
     errs.extend(_client_connection(doc.get("clientConnection") or {}))
     election = doc.get("leaderElection") or {}
@@ -281,7 +289,7 @@ def validate_document(doc: Mapping[str, Any]) -> list[FieldError]:
         existing: dict[str, int] = {}
         for i, profile in enumerate(profiles):
             path = fe.index("profiles", i)
-            errs.extend(_profile(profile, path))
+            errs.extend(_profile(profile, path, invalid_plugins))
             name = profile.get("schedulerName") or ""
             if name in existing:
                 errs.append(

@@ -37,7 +37,18 @@ UNMODELLED: dict[str, str] = {
     "DefaultPreemption": "preemption is not modelled",
     "DefaultBinder": "binding does not affect node choice",
     "DynamicResources": "dynamic resource allocation is not modelled",
+    "EBSLimits": "volumes are not modelled",
+    "GCEPDLimits": "volumes are not modelled",
+    "AzureDiskLimits": "volumes are not modelled",
+    "CinderLimits": "volumes are not modelled",
+    "SelectorSpread": "spreading by owner is not modelled",
 }
+
+
+# Unmodelled score plugins whose Score is the same on every node in every release schedboard
+# targets: VolumeBinding scores only with StorageCapacityScoring (VolumeCapacityPriority before
+# 1.33), alpha and off by default (``pkg/scheduler/framework/plugins/volumebinding``).
+CONSTANT_SCORERS: frozenset[str] = frozenset({"VolumeBinding"})
 
 
 def plugin_class(name: str) -> type[Plugin] | None:

@@ -112,8 +112,21 @@ def pods_per_node(run: SimulationRun) -> list[int]:
     return bins
 
 
+def unmodeled_scorers(run: SimulationRun) -> dict[str, list[str]]:
+    """Per profile the run used: the score plugins the engine skips (they could have ranked the
+    nodes differently in the real scheduler)."""
+    used = sorted({p.profile for p in run.placements})
+    frameworks = run.engine.frameworks
+    return {
+        name: frameworks[name].unmodeled_scorers
+        for name in used
+        if name in frameworks and frameworks[name].unmodeled_scorers
+    }
+
+
 def run_summary(run: SimulationRun, resources: Sequence[str]) -> dict[str, Any]:
     """One run without its per-pod list: counts, the cluster after it, timing and cache."""
+    because = unmodeled_scorers(run)
     return {
         "config": run.label,
         "placed": run.placed,
@@ -122,6 +135,8 @@ def run_summary(run: SimulationRun, resources: Sequence[str]) -> dict[str, Any]:
         "podsPerNode": pods_per_node(run),
         "seconds": round(run.seconds, 3),
         "cache": None if run.cache is None else run.cache.to_dict(),
+        "rankingMayDiffer": bool(because),
+        "rankingMayDifferBecause": because,
     }
 
 
