@@ -5,15 +5,19 @@ values thousands of times. Stored as columns, one typed array per path, it compr
 fraction of its JSON. The layout is a simplified Dremel:
 
 - a column is a list of values; it records each value's JSON type (one code when all agree);
-- integers go to one array of the smallest dtype that holds them (distinct values plus codes
-  when there are few); integers beyond 64 bits go as decimal text;
+- integers go to one array of the smallest dtype that holds them, as ``base + step * value``
+  (distinct values plus codes when there are few); integers beyond 64 bits go as decimal text.
+  An integer array that is an earlier one times a factor plus a constant refers to it, and one
+  that a ratio of two row-aligned arrays predicts (a percentage of allocatable) stores only
+  what the prediction misses;
 - floats go as integers with a decimal scale when every one is a short decimal (``0.0126``),
   else as float64;
 - strings are indices into one table shared by every column; a column of many distinct strings
   that differ only in their numbers ("cpu 12% (5% measured …)") stores each string's template
   and its numbers instead;
-- lists store their lengths and one child column of their items: every list's first item,
-  then every list's second item, and so on, so a node list's per-plugin entries sit together;
+- lists store their lengths and their items: short lists one column per position (every
+  list's first item, every list's second item, …, so a node's per-plugin entries form one
+  column per plugin), long lists one column of every item in order;
 - dicts store their key sequence (a shape, which keeps the key order) and one child column per
   key.
 
@@ -25,10 +29,12 @@ as JSON would.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import struct
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -55,6 +61,14 @@ _TEMPLATE_MIN_DISTINCT = 16
 # A number inside a string that ``str(int(token))`` gives back exactly (no leading zero).
 _NUMBER = re.compile(r"[1-9][0-9]{0,17}|0")
 _HOLE = "\x00"  # a number's place in a template (strings holding it are stored whole)
+# Derived columns: tried on arrays of at least this many rows with at least this many distinct
+# values among the first _SAMPLE; predictions use operands below _PREDICT_LIMIT in magnitude
+# and factors up to _MAX_FACTOR, so no product overflows 64 bits.
+_PREDICT_MIN_ROWS = 32
+_PREDICT_MIN_DISTINCT = 8
+_SAMPLE = 64
+_PREDICT_LIMIT = 2**40
+_MAX_FACTOR = 10**6
 
 
 class ColumnarError(ValueError):
@@ -64,10 +78,24 @@ class ColumnarError(ValueError):
 # -- writing ------------------------------------------------------------------------------------
 
 
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Packing and unpacking make hundreds of thousands of small objects, none cyclic: the
+    cyclic GC would rescan the whole (large) heap again and again for nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def pack(values: Sequence[Any]) -> bytes:
     """``values`` as packed columns (uncompressed; see the module docstring)."""
     writer = _Writer()
-    root = writer.column(values, "$")
+    with _no_cyclic_gc():
+        root = writer.column(values, "$")
     header = {
         "format": FORMAT,
         "strings": list(writer.strings),
@@ -77,6 +105,9 @@ def pack(values: Sequence[Any]) -> bytes:
     }
     head = json.dumps(header, separators=(",", ":")).encode("ascii")
     return b"".join([struct.pack("<I", len(head)), head, *(data for _, data in writer.buffers)])
+
+
+_BY_TYPE = {type(None): NULL, int: INT, float: FLOAT, str: STR, list: LIST, dict: DICT}
 
 
 def _type_code(value: Any, path: str) -> int:
@@ -119,6 +150,9 @@ class _Writer:
         self.buffers: list[tuple[str, bytes]] = []
         self.arrays: list[Meta] = []
         self.seen: dict[bytes, tuple[int, int, int]] = {}
+        # Integer arrays of the columns row-aligned with the one being written (same rows in
+        # the same order): what a derived column can be predicted from. None: not aligned.
+        self.scope: list[tuple[int, IntArray]] | None = None
 
     def buffer(self, array: npt.NDArray[Any]) -> list[Any]:
         """A reference to ``array`` stored as the next buffer."""
@@ -126,8 +160,16 @@ class _Writer:
         self.buffers.append((dtype, array.tobytes()))
         return [len(self.buffers) - 1, dtype]
 
-    def column(self, values: Sequence[Any], path: str) -> Meta:
-        codes = [_type_code(v, path) for v in values]
+    def column(
+        self, values: Sequence[Any], path: str, scope: list[tuple[int, IntArray]] | None = None
+    ) -> Meta:
+        """Write a column; ``scope``: integer arrays of earlier columns aligned with it."""
+        fast: list[Any] = list(map(_BY_TYPE.get, map(type, values)))
+        codes: list[int] = fast
+        if None in fast:  # booleans, subclasses, and values that are not JSON
+            codes = [
+                _type_code(v, path) if c is None else c for v, c in zip(values, fast, strict=True)
+            ]
         meta: Meta = {"n": len(values)}
         present = sorted(set(codes))
         if len(present) == 1:
@@ -142,7 +184,11 @@ class _Writer:
             )
             encode = self._ENCODERS.get(code)
             if encode is not None:
-                meta[str(code)] = encode(self, chosen, path)
+                outer, self.scope = self.scope, scope if len(present) == 1 else None
+                try:
+                    meta[str(code)] = encode(self, chosen, path)
+                finally:
+                    self.scope = outer
         return meta
 
     def ints(self, values: Sequence[Any], path: str) -> Meta:
@@ -150,20 +196,34 @@ class _Writer:
             array = np.array([int(v) for v in values], dtype=np.int64)
         except OverflowError:
             return {"decimal": self.ints_of(self.string_ids(str(int(v)) for v in values))}
-        return {"ints": self.ints_of(array)}
+        scope = self.scope
+        number = self.ints_of(array, scope, (100,))
+        if scope is not None:
+            scope.append((number, array))
+        return {"ints": number}
 
-    def ints_of(self, array: npt.NDArray[Any]) -> int:
+    def ints_of(
+        self,
+        array: npt.NDArray[Any],
+        scope: list[tuple[int, IntArray]] | None = None,
+        factors: tuple[int, ...] = (),
+    ) -> int:
         """Store an integer array; its number in the header's ``arrays``.
 
         An array that is an earlier one times a factor plus a constant (a weighted score is
         the normalized one times the weight; LoadAware's estimated usage is the measured one
         plus the incoming pod's) refers to it; an array of few distinct values stores codes
-        into them; any other stores ``(value - base) / step`` in the smallest dtype.
+        into them; any other stores ``(value - base) / step`` in the smallest dtype. Before
+        that, an array of many values that a ratio of two arrays in ``scope`` predicts (a
+        percentage of allocatable) stores only what the prediction misses (:func:`_predict`).
         """
         array = array.astype(np.int64)
         meta: Meta | None = None
-        if len(array) and np.abs(array).max() < _SAFE:
-            meta = self.like(array)
+        shape = _linear_shape(array) if len(array) and np.abs(array).max() < _SAFE else None
+        if shape is not None:
+            meta = self.like(*shape)
+        if meta is None and scope and len(array) >= _PREDICT_MIN_ROWS and _varied(array):
+            meta = self.predicted(array, scope, factors)
         if meta is None:
             distinct = np.unique(array)
             if len(distinct) <= _FEW_DISTINCT and 2 * len(distinct) < len(array):
@@ -172,25 +232,57 @@ class _Writer:
             else:
                 meta = self.steps(array)
         self.arrays.append(meta)
-        return len(self.arrays) - 1
+        number = len(self.arrays) - 1
+        if shape is not None and "like" not in meta:
+            key, first, step = shape
+            self.seen[key] = (number, first, step)
+        return number
 
-    def like(self, array: IntArray) -> Meta | None:
-        """``array`` as an earlier array's linear image, if there is one (and remember it)."""
-        first = int(array[0])
-        moved = array - first
-        step = int(np.gcd.reduce(np.abs(moved)))
-        if step == 0:
-            return None  # constant: its codes cost next to nothing
-        nonzero = moved[np.flatnonzero(moved)[0]]
-        if nonzero < 0:
-            step = -step
-        key = (moved // step).tobytes()
+    def like(self, key: bytes, first: int, step: int) -> Meta | None:
+        """An earlier array of the same linear shape, as ``(earlier - from) / div * times +
+        plus`` (None when there is none)."""
         earlier = self.seen.get(key)
         if earlier is None:
-            self.seen[key] = (len(self.arrays), first, step)
             return None
         number, base, divisor = earlier
         return {"like": number, "from": base, "div": divisor, "times": step, "plus": first}
+
+    def predicted(
+        self, array: IntArray, scope: list[tuple[int, IntArray]], factors: tuple[int, ...]
+    ) -> Meta | None:
+        """``array`` as :func:`_predict` of earlier arrays plus a residual, when some prediction
+        leaves a residual of at most a quarter of the array's entropy: a ratio of two arrays in
+        ``scope`` (a percentage of allocatable, the share left free)."""
+        usable = [
+            (number, other)
+            for number, other in scope
+            if len(other) == len(array) and np.abs(other).max() < _PREDICT_LIMIT
+        ]
+        constants = [(n, a) for n, a in usable if a[0] == a.min() == a.max()]
+        if not factors or len(usable) < 2:
+            return None
+        budget = _entropy(array) / 4
+        best: tuple[float, Meta] | None = None
+        for form, a, b, k, factor in _predictions(array, usable, constants, factors):
+            numerator = usable[a][1] if k is None else usable[a][1] + constants[k][1]
+            residual = array - _predict(form, numerator, usable[b][1], factor)
+            cost = _entropy(residual)
+            if cost <= budget and (best is None or cost < best[0]):
+                meta: Meta = {
+                    "predict": form,
+                    "a": usable[a][0],
+                    "b": usable[b][0],
+                    "times": factor,
+                    "residual": residual,
+                }
+                if k is not None:
+                    meta["k"] = constants[k][0]
+                best = (cost, meta)
+        if best is None:
+            return None
+        meta = best[1]
+        meta["residual"] = self.ints_of(meta["residual"])
+        return meta
 
     def steps(self, array: IntArray) -> Meta:
         """``array`` as a base, a step, and ``(value - base) // step`` in the smallest dtype."""
@@ -207,7 +299,8 @@ class _Writer:
         if scale is None:
             return {"float64": self.buffer(array)}
         scaled = np.round(array * 10.0**scale).astype(np.int64)
-        return {"scale": scale, "ints": self.ints_of(scaled)}
+        factors = (10**scale, 100 * 10**scale)
+        return {"scale": scale, "ints": self.ints_of(scaled, self.scope, factors)}
 
     def strs(self, values: Sequence[Any], path: str) -> Meta:
         texts = [str(v) for v in values]
@@ -240,28 +333,35 @@ class _Writer:
         return meta
 
     def dicts(self, values: Sequence[Any], path: str) -> Meta:
+        every_keys = list(map(tuple, values))
         shapes: dict[tuple[str, ...], int] = {}
-        shape_codes = []
+        for keys in dict.fromkeys(every_keys):  # distinct, in order of appearance
+            bad = next((k for k in keys if not isinstance(k, str)), None)
+            if bad is not None:
+                raise ColumnarError(f"{path}: key {bad!r} is not a string")
+            shapes[keys] = len(shapes)
         children: dict[str, list[Any]] = {}
-        for value in values:
-            keys = tuple(value)
-            code = shapes.get(keys)
-            if code is None:
-                bad = next((k for k in keys if not isinstance(k, str)), None)
-                if bad is not None:
-                    raise ColumnarError(f"{path}: key {bad!r} is not a string")
-                code = shapes[keys] = len(shapes)
-            shape_codes.append(code)
-            for key, item in value.items():
-                children.setdefault(key, []).append(item)
+        if len(shapes) == 1:  # the common case, column by column
+            [keys] = shapes
+            columns = zip(*(value.values() for value in values), strict=True) if keys else ()
+            children = dict(zip(keys, map(list, columns), strict=True))
+        else:
+            for value in values:
+                for key, item in value.items():
+                    children.setdefault(key, []).append(item)
+        # Fields every row has are aligned with this column (and with its aligned ancestors).
+        aligned = self.scope if self.scope is not None else []
+        everywhere = {key for key in children if all(key in keys for keys in shapes)}
         meta: Meta = {
             "shapes": [list(keys) for keys in shapes],
             "fields": [
-                [key, self.column(items, f"{path}.{key}")] for key, items in children.items()
+                [key, self.column(items, f"{path}.{key}", aligned if key in everywhere else None)]
+                for key, items in children.items()
             ],
         }
         if len(shapes) > 1:
-            meta["shape"] = self.ints_of(np.array(shape_codes, dtype=np.int64))
+            codes = np.fromiter(map(shapes.__getitem__, every_keys), np.int64, len(every_keys))
+            meta["shape"] = self.ints_of(codes)
         return meta
 
     _ENCODERS: dict[int, Callable[[_Writer, Sequence[Any], str], Meta]] = {
@@ -299,6 +399,69 @@ def _decimal_scale(array: npt.NDArray[np.float64]) -> int | None:
         if np.array_equal(back, array) and np.array_equal(np.signbit(back), np.signbit(array)):
             return scale
     return None
+
+
+def _linear_shape(array: IntArray) -> tuple[bytes, int, int] | None:
+    """``array`` as ``first + step * shape`` with the smallest shape whose first change is
+    upwards: arrays with the same shape are linear images of each other. None: constant."""
+    first = int(array[0])
+    moved = array - first
+    step = int(np.gcd.reduce(np.abs(moved)))
+    if step == 0:
+        return None  # constant: its codes cost next to nothing
+    if moved[np.flatnonzero(moved)[0]] < 0:
+        step = -step
+    return (moved // step).tobytes(), first, step
+
+
+def _varied(array: IntArray) -> bool:
+    """Whether ``array`` has enough distinct values (among its first rows) to be worth
+    predicting."""
+    return len(np.unique(array[:_SAMPLE])) >= _PREDICT_MIN_DISTINCT
+
+
+def _predict(form: str, a: IntArray, b: IntArray, factor: int) -> IntArray:
+    """A derived column's prediction from two others: ``ratio`` is ``a * factor // b`` (a
+    percentage of allocatable), ``rest`` is ``(b - a) * factor // b`` (the free share); 0 where
+    ``b`` is 0. Part of the format: reading computes the same."""
+    top = a if form == "ratio" else b - a
+    safe = np.where(b == 0, 1, b)
+    predicted: IntArray = np.where(b == 0, 0, (top * factor) // safe)
+    return predicted
+
+
+def _entropy(array: IntArray) -> float:
+    """Bits to code ``array`` value by value (order-0 entropy times length)."""
+    _, counts = np.unique(array, return_counts=True)
+    shares = counts / len(array)
+    return float(-(counts * np.log2(shares)).sum())
+
+
+def _predictions(
+    array: IntArray,
+    usable: list[tuple[int, IntArray]],
+    constants: list[tuple[int, IntArray]],
+    factors: tuple[int, ...],
+) -> Iterator[tuple[str, int, int, int | None, int]]:
+    """(form, a, b, k, factor) whose prediction is within 1 of ``array`` on its first rows:
+    ``a`` and ``b`` index ``usable``, ``k`` (an optional constant added to ``a``) indexes
+    ``constants``."""
+    sample = array[:_SAMPLE]
+    rows = np.stack([other[:_SAMPLE] for _, other in usable])
+    added = [None, *range(len(constants))]
+    for factor in factors:
+        if factor > _MAX_FACTOR:
+            continue
+        for k in added:
+            tops = rows if k is None else rows + constants[k][1][:_SAMPLE]
+            for form in ("ratio", "rest"):
+                numerators = tops[:, None, :] if form == "ratio" else rows[None] - tops[:, None]
+                safe = np.where(rows == 0, 1, rows)[None]
+                guess = np.where(rows[None] == 0, 0, (numerators * factor) // safe)
+                close = np.abs(guess - sample).max(axis=2) <= 1
+                for a, b in zip(*np.nonzero(close), strict=True):
+                    if a != b:
+                        yield form, int(a), int(b), k, factor
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -349,12 +512,25 @@ class _Store:
                     raise ColumnarError(f"array {number} refers to a later array")
                 moved = (self.ints(meta["like"]) - meta["from"]) // meta["div"]
                 array = moved * meta["times"] + meta["plus"]
+            elif "predict" in meta:
+                array = self.prediction(number, meta)
             elif "codes" in meta:
                 array = self.steps(meta["values"])[self.buffers[meta["codes"][0]]]
             else:
                 array = self.steps(meta)
             self._ints[number] = array
         return array
+
+    def prediction(self, number: int, meta: Meta) -> IntArray:
+        """A derived array: :func:`_predict` of earlier arrays plus its residual."""
+        operands = [meta["a"], meta["b"], meta["residual"], meta.get("k", 0)]
+        if not all(0 <= n < number for n in operands):
+            raise ColumnarError(f"array {number} refers to a later array")
+        top = self.ints(meta["a"])
+        if "k" in meta:
+            top = top + self.ints(meta["k"])
+        guess = _predict(meta["predict"], top, self.ints(meta["b"]), meta["times"])
+        return guess + self.ints(meta["residual"])
 
     def steps(self, meta: Meta) -> IntArray:
         offsets: IntArray = self.buffers[meta["plain"][0]].astype(np.int64)
@@ -393,6 +569,10 @@ class Column:
 
     def take(self, rows: Sequence[int] | npt.NDArray[Any] | None = None) -> list[Any]:
         """The values of ``rows`` (default: every row)."""
+        with _no_cyclic_gc():
+            return self._take(rows)
+
+    def _take(self, rows: Sequence[int] | npt.NDArray[Any] | None) -> list[Any]:
         wanted = _rows(rows, len(self))
         if "type" in self.meta:
             return self._part(self.meta["type"]).take(wanted)

@@ -4,6 +4,8 @@ nodes can be read without the others."""
 from __future__ import annotations
 
 import json
+import lzma
+import random
 from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
@@ -204,3 +206,31 @@ def test_bytes_that_are_not_an_explanation_are_refused() -> None:
     for bad in (b"", b"{}", data[:-5], data[:4] + b"garbage"):
         with pytest.raises(decision_codec.ExplanationDataError):
             decision_codec.decode(bad)
+
+
+def test_derived_columns_are_stored_as_what_their_prediction_misses() -> None:
+    rng = random.Random(5)
+    records = []
+    for _ in range(500):
+        allocatable = rng.choice([3900, 7880, 15840, 31760])
+        used = rng.randrange(0, allocatable)
+        records.append(
+            {
+                "allocatable": allocatable,
+                "used": used,
+                "percent": round(used * 100 / allocatable),  # within 1 of the floor
+                "free": (allocatable - used) * 100 // allocatable,
+                "ratio": round(used / allocatable, 4),
+                "again": used * 3 + 7,  # a linear image of "used"
+                "summary": f"cpu {round(used * 100 / allocatable)}% of {allocatable}",
+            }
+        )
+    packed = columnar.pack(records)
+    assert same_json(columnar.unpack(packed).take(), records)
+    shuffled = [dict(r) for r in records]
+    derived = [(r["percent"], r["free"], r["ratio"], r["again"]) for r in records]
+    rng.shuffle(derived)
+    for record, (percent, free, ratio, again) in zip(shuffled, derived, strict=True):
+        record.update(percent=percent, free=free, ratio=ratio, again=again)
+    # Same values, no longer derivable from their row: these cost their full size.
+    assert len(lzma.compress(packed)) * 2 < len(lzma.compress(columnar.pack(shuffled)))
