@@ -107,7 +107,11 @@ def run(nodes: int, pods: int, repeat: int, database: Path) -> None:
             f"{paged:>4.0f}ms"
         )
         growth = database.stat().st_size - before
-        print(f"{'':<40} database file grew by {growth:,} bytes")
+        selection = decision_codec.StoredExplanation(data).select()
+        print(
+            f"{'':<40} database file grew by {growth:,} bytes; default API page: "
+            f"{len(selection.positions)} nodes, {len(selection.groups)} filtered groups"
+        )
     print(
         f"stored bytes per decision: median {statistics.median(sizes):,.0f}, max {max(sizes):,} "
         f"({len(sizes)} decisions)"

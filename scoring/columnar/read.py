@@ -39,14 +39,7 @@ def unpack(data: bytes) -> Column:
         buffers = []
         offset = 4 + size
         for dtype, length in header["buffers"]:
-            buffers.append(
-                np.frombuffer(
-                    data,
-                    dtype=np.dtype(dtype),
-                    count=length // np.dtype(dtype).itemsize,
-                    offset=offset,
-                )
-            )
+            buffers.append(_buffer(data, np.dtype(dtype), offset, length))
             offset += length
         if offset != len(data):
             raise ColumnarError("columns: trailing or missing bytes")
@@ -55,6 +48,17 @@ def unpack(data: bytes) -> Column:
         if isinstance(exc, ColumnarError):
             raise
         raise ColumnarError(f"not packed columns: {exc}") from None
+
+
+def _buffer(data: bytes, dtype: np.dtype[Any], offset: int, length: int) -> npt.NDArray[Any]:
+    """One stored array (integers wider than a byte come byte plane by byte plane)."""
+    if length % dtype.itemsize:
+        raise ColumnarError("columns: a buffer does not hold whole values")
+    count = length // dtype.itemsize
+    if dtype.kind in "iu" and dtype.itemsize > 1:
+        planes = np.frombuffer(data, np.uint8, count=length, offset=offset)
+        return planes.reshape(dtype.itemsize, count).T.copy().view(dtype).reshape(count)
+    return np.frombuffer(data, dtype, count=count, offset=offset)
 
 
 class _Store:

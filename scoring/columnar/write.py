@@ -107,9 +107,14 @@ class _Writer:
         self.scope: list[tuple[int, IntArray]] | None = None
 
     def buffer(self, array: npt.NDArray[Any]) -> list[Any]:
-        """A reference to ``array`` stored as the next buffer."""
+        """A reference to ``array`` stored as the next buffer (integers wider than a byte byte
+        plane by byte plane: the high bytes of similar numbers then compress together)."""
         dtype = array.dtype.str
-        self.buffers.append((dtype, array.tobytes()))
+        if array.dtype.kind in "iu" and array.dtype.itemsize > 1:
+            data = np.ascontiguousarray(array).view(np.uint8).reshape(-1, array.dtype.itemsize)
+            self.buffers.append((dtype, data.T.tobytes()))
+        else:
+            self.buffers.append((dtype, array.tobytes()))
         return [len(self.buffers) - 1, dtype]
 
     def column(
