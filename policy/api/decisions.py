@@ -160,27 +160,29 @@ class DecisionSerializer(DecisionSummarySerializer):
 
 
 def nodes_range(query: Any) -> tuple[int | None, int | None]:
-    """``nodes_offset`` and ``nodes_limit`` from the query (None when absent); a 400 naming
-    the parameter when one is not a whole number in range."""
-    out: list[int | None] = []
-    for name, high in (("nodes_offset", None), ("nodes_limit", MAX_NODES_LIMIT)):
-        raw = query.get(name)
-        if raw in (None, ""):
-            out.append(None)
-            continue
-        try:
-            value = int(raw)
-        except (TypeError, ValueError):
-            raise serializers.ValidationError({name: ["must be a whole number"]}) from None
-        low = 1 if name == "nodes_limit" else 0
-        if value < low or (high is not None and value > high):
-            bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-            raise serializers.ValidationError({name: [f"must be {bound}"]})
-        out.append(value)
-    offset, limit = out
+    """``nodes_offset`` and ``nodes_limit`` from the query: both None for the default page;
+    an offset alone shows ``MAX_NODES_LIMIT`` nodes."""
+    offset = _whole(query, "nodes_offset", 0, None)
+    limit = _whole(query, "nodes_limit", 1, MAX_NODES_LIMIT)
     if offset is not None and limit is None:
         limit = MAX_NODES_LIMIT
     return offset, limit
+
+
+def _whole(query: Any, name: str, low: int, high: int | None) -> int | None:
+    """Query parameter ``name`` as a whole number in ``low..high`` (None when absent); a 400
+    naming the parameter otherwise."""
+    raw = query.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise serializers.ValidationError({name: ["must be a whole number"]}) from None
+    if value < low or (high is not None and value > high):
+        bound = f"at least {low}" if high is None else f"between {low} and {high}"
+        raise serializers.ValidationError({name: [f"must be {bound}"]})
+    return value
 
 
 class DecisionFilterSet(django_filters.FilterSet):
