@@ -19,7 +19,11 @@ FORMAT = 1
 NULL, FALSE, TRUE, INT, FLOAT, STR, LIST, DICT = range(8)
 
 SAFE = 2**62  # integers below this in magnitude can be offset and scaled without overflow
-HOLE = "\x00"  # a number's place in a string template (strings holding it are stored whole)
+# A number's place in a string template: HOLE, or PADDED and a character giving the width of
+# a zero-padded number (``chr(PAD_BASE + width)``). Strings holding either are stored whole.
+HOLE = "\x00"
+PADDED = "\x01"
+PAD_BASE = 0x40
 
 
 class ColumnarError(ValueError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import struct
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +20,8 @@ from scoring.columnar.format import (
     INT,
     LIST,
     NULL,
+    PAD_BASE,
+    PADDED,
     STR,
     TRUE,
     ColumnarError,
@@ -282,13 +285,18 @@ class _Strs(_Part):
         ]
 
 
+_HOLES = re.compile(f"({HOLE}|{PADDED}.)", re.DOTALL)
+
+
 def _fill(template: str, numbers: list[int]) -> str:
+    """The string a template and its numbers stand for."""
     if not numbers:
         return template
-    parts = template.split(HOLE)
+    parts = _HOLES.split(template)
     out = [parts[0]]
-    for number, part in zip(numbers, parts[1:], strict=True):
-        out.append(str(number))
+    for number, hole, part in zip(numbers, parts[1::2], parts[2::2], strict=True):
+        digits = str(number)
+        out.append(digits if hole == HOLE else digits.zfill(ord(hole[1]) - PAD_BASE))
         out.append(part)
     return "".join(out)
 

@@ -21,6 +21,8 @@ from scoring.columnar.format import (
     INT,
     LIST,
     NULL,
+    PAD_BASE,
+    PADDED,
     SAFE,
     STR,
     TRUE,
@@ -39,8 +41,8 @@ _MAX_POSITIONS = 64
 # A string column is stored as templates when it has more distinct strings than this and
 # templates at most halve them.
 _TEMPLATE_MIN_DISTINCT = 16
-# A number inside a string that ``str(int(token))`` gives back exactly (no leading zero).
-_NUMBER = re.compile(r"[1-9][0-9]{0,17}|0")
+# A number inside a string (at most 18 digits: it fits in 64 bits).
+_NUMBER = re.compile(r"[0-9]{1,18}")
 
 
 def pack(values: Sequence[Any]) -> bytes:
@@ -262,8 +264,10 @@ class _Writer:
     def strs(self, values: Sequence[Any], path: str) -> Meta:
         texts = [str(v) for v in values]
         distinct = set(texts)
-        if len(distinct) > _TEMPLATE_MIN_DISTINCT and not any(HOLE in s for s in distinct):
-            templates = [_NUMBER.sub(HOLE, s) for s in texts]
+        if len(distinct) > _TEMPLATE_MIN_DISTINCT and not any(
+            HOLE in s or PADDED in s for s in distinct
+        ):
+            templates = [_NUMBER.sub(_hole, s) for s in texts]
             if 2 * len(set(templates)) <= len(distinct):
                 numbers = [[int(n) for n in _NUMBER.findall(s)] for s in texts]
                 return {
@@ -328,6 +332,14 @@ class _Writer:
         LIST: lists,
         DICT: dicts,
     }
+
+
+def _hole(number: re.Match[str]) -> str:
+    """A number's place in a template: its width too when it is zero-padded ("0957")."""
+    digits = number.group()
+    if len(digits) == 1 or digits[0] != "0":
+        return HOLE
+    return PADDED + chr(PAD_BASE + len(digits))
 
 
 def _narrow(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
