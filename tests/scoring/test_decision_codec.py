@@ -151,7 +151,10 @@ def test_odd_explanations_come_back_exactly() -> None:
         {"nodes": [{"name": "x", "totalScore": None, "scores": [{"raw": None}]}]},
         {"nodes": [{"v": -0.0}, {"v": 0.1}, {"v": 1e300}, {"v": 5e-324}, {"v": 2**70}]},
         {"nodes": [{"v": -(2**63)}, {"v": 2**63 - 1}, {"v": True}, {"v": 1}, {"v": 1.0}]},
-        {"nodes": [{"s": f"cpu {k}% of 0{k} ({k * 7}/10)"} for k in range(40)] + [{"s": "a\x00"}]},
+        {
+            "nodes": [{"s": f"cpu {k}% of 0{k} ({k * 7}/10)"} for k in range(40)]
+            + [{"s": "a\x00"}, {"s": "b\x01A7"}]
+        },
     ]
     for explanation in cases:
         assert same_json(decision_codec.decode(decision_codec.encode(explanation)), explanation)
