@@ -217,7 +217,9 @@ class _Writer:
             for number, other in scope
             if len(other) == len(array) and np.abs(other).max() < predict.LIMIT
         ]
-        constants = [(n, a) for n, a in usable if a[0] == a.min() == a.max()]
+        # Constants added to a numerator (the incoming pod's limit): one per distinct value.
+        by_value = {int(a[0]): (n, a) for n, a in usable if a[0] == a.min() == a.max() != 0}
+        constants = list(by_value.values())
         if not factors or len(usable) < 2:
             return None
         budget = predict.entropy(array) / 4
