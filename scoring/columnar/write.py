@@ -309,9 +309,8 @@ class _Writer:
             columns = zip(*(value.values() for value in values), strict=True) if keys else ()
             children = dict(zip(keys, map(list, columns), strict=True))
         else:
-            for value in values:
-                for key, item in value.items():
-                    children.setdefault(key, []).append(item)
+            union = dict.fromkeys(key for keys in shapes for key in keys)
+            children = {key: [v[key] for v in values if key in v] for key in union}
         # Fields every row has are aligned with this column (and with its aligned ancestors).
         aligned = self.scope if self.scope is not None else []
         everywhere = {key for key in children if all(key in keys for keys in shapes)}
