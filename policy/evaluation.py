@@ -205,32 +205,34 @@ def record(
     agreement = ""
     if observed is not None:
         agreement = Agreement.AGREES if observed.agrees else Agreement.DISAGREES
+    row = PlacementDecision(
+        cluster=cluster,
+        snapshot=stored,
+        snapshot_taken_at=stored.taken_at,
+        pod_namespace=decision.cycle.pod.namespace,
+        pod_name=decision.cycle.pod.name,
+        pod_uid=decision.cycle.pod.uid,
+        pod=dict(manifest),
+        profile=decision.profile,
+        configuration_id=choice.id,
+        configuration_version=choice.version,
+        configuration_digest=document_digest(choice.document),
+        selected_node=decision.selected_node or "",
+        outcome=_outcome(decision),
+        message=explanation.get("message", ""),
+        feasible_nodes=len(decision.feasible),
+        total_nodes=len(decision.cycle.snapshot),
+        requested_by=user if isinstance(user, User) else None,
+        source=source,
+        token_name=token_name,
+        inputs_digest=digest,
+        actual_node=actual_node,
+        scheduler_message=scheduler_message,
+        agreement=agreement,
+        actual_rank=observed.rank if observed else None,
+        score_gap=observed.gap if observed else None,
+    )
+    row.explanation = explanation  # stored encoded (PlacementDecision.explanation)
     with transaction.atomic():
-        return PlacementDecision.objects.create(
-            cluster=cluster,
-            snapshot=stored,
-            snapshot_taken_at=stored.taken_at,
-            pod_namespace=decision.cycle.pod.namespace,
-            pod_name=decision.cycle.pod.name,
-            pod_uid=decision.cycle.pod.uid,
-            pod=dict(manifest),
-            profile=decision.profile,
-            configuration_id=choice.id,
-            configuration_version=choice.version,
-            configuration_digest=document_digest(choice.document),
-            selected_node=decision.selected_node or "",
-            outcome=_outcome(decision),
-            message=explanation.get("message", ""),
-            feasible_nodes=len(decision.feasible),
-            total_nodes=len(decision.cycle.snapshot),
-            explanation=explanation,
-            requested_by=user if isinstance(user, User) else None,
-            source=source,
-            token_name=token_name,
-            inputs_digest=digest,
-            actual_node=actual_node,
-            scheduler_message=scheduler_message,
-            agreement=agreement,
-            actual_rank=observed.rank if observed else None,
-            score_gap=observed.gap if observed else None,
-        )
+        row.save()
+    return row

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import django_filters
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import serializers, status, viewsets
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import get_object_or_404
@@ -20,6 +27,9 @@ from policy.choices import Agreement, DecisionOutcome, DecisionSource
 from policy.filtersets import UtcDateTimeFilter
 from policy.models import ApiToken, Cluster, PlacementDecision
 from policy.roles import IsViewer
+from scoring.decision_codec import DEFAULT_RANKED, NodeSelection
+
+MAX_NODES_LIMIT = 1000  # nodes one decision response shows at most
 
 
 class PodField(serializers.JSONField):
@@ -70,17 +80,109 @@ class DecisionSummarySerializer(serializers.ModelSerializer[PlacementDecision]):
         ]
 
 
+class FailureSerializer(serializers.Serializer[Any]):
+    plugin = serializers.CharField()
+    code = serializers.CharField()
+    reason = serializers.CharField(allow_null=True)
+
+
+class FilteredGroupSerializer(serializers.Serializer[Any]):
+    """Filtered nodes that failed the same filters with the same reasons."""
+
+    failures = FailureSerializer(many=True, help_text="Each failing filter and its reason.")
+    count = serializers.IntegerField(help_text="Nodes in the group.")
+    example = serializers.CharField(help_text="The group's first node by name.")
+
+
+class NodesPageSerializer(serializers.Serializer[Any]):
+    """Which of the decision's nodes ``explanation.nodes`` holds, and what it leaves out."""
+
+    total = serializers.IntegerField(help_text="Nodes the decision evaluated.")
+    ranked = serializers.IntegerField(help_text="Feasible nodes (listed first, best first).")
+    filtered = serializers.IntegerField(help_text="Nodes some filter rejected.")
+    offset = serializers.IntegerField(allow_null=True, help_text="nodes_offset asked for.")
+    limit = serializers.IntegerField(allow_null=True, help_text="nodes_limit asked for.")
+    returned = serializers.IntegerField(help_text="Nodes in explanation.nodes.")
+    omitted = serializers.IntegerField(help_text="Nodes left out of explanation.nodes.")
+    filtered_groups = FilteredGroupSerializer(many=True)
+
+
 class DecisionSerializer(DecisionSummarySerializer):
-    """A stored decision with the engine's full explanation (the engine contract's JSON)."""
+    """A stored decision with the engine's explanation (the engine contract's JSON), its node
+    list paged: ``context["nodes"]`` is ``(offset, limit)``, both None for the default page."""
 
     requested_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         slug_field="username",
         read_only=True,
         allow_null=True,  # null: the system asked
     )
+    explanation = serializers.SerializerMethodField(
+        help_text="The engine contract's JSON; `nodes` holds the nodes of `nodes_page`."
+    )
+    nodes_page = serializers.SerializerMethodField()
 
     class Meta(DecisionSummarySerializer.Meta):
-        fields = [*DecisionSummarySerializer.Meta.fields, "requested_by", "pod", "explanation"]
+        fields = [
+            *DecisionSummarySerializer.Meta.fields,
+            "requested_by",
+            "pod",
+            "explanation",
+            "nodes_page",
+        ]
+
+    def _selection(self, decision: PlacementDecision) -> NodeSelection:
+        cache: dict[int, NodeSelection] = self.__dict__.setdefault("_selections", {})
+        if decision.pk not in cache:
+            offset, limit = self.context.get("nodes", (None, None))
+            cache[decision.pk] = decision.stored_explanation().select(offset, limit)
+        return cache[decision.pk]
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_explanation(self, decision: PlacementDecision) -> dict[str, Any]:
+        positions = self._selection(decision).positions
+        return decision.stored_explanation().to_dict(positions)
+
+    @extend_schema_field(NodesPageSerializer)
+    def get_nodes_page(self, decision: PlacementDecision) -> dict[str, Any]:
+        selection = self._selection(decision)
+        offset, limit = self.context.get("nodes", (None, None))
+        names = decision.stored_explanation().names()
+        return {
+            "total": selection.total,
+            "ranked": selection.ranked,
+            "filtered": selection.total - selection.ranked,
+            "offset": offset,
+            "limit": limit,
+            "returned": len(selection.positions),
+            "omitted": selection.omitted,
+            "filtered_groups": [group.to_dict(names) for group in selection.groups],
+        }
+
+
+def nodes_range(query: Any) -> tuple[int | None, int | None]:
+    """``nodes_offset`` and ``nodes_limit`` from the query: both None for the default page;
+    an offset alone shows ``MAX_NODES_LIMIT`` nodes."""
+    offset = _whole(query, "nodes_offset", 0, None)
+    limit = _whole(query, "nodes_limit", 1, MAX_NODES_LIMIT)
+    if offset is not None and limit is None:
+        limit = MAX_NODES_LIMIT
+    return offset, limit
+
+
+def _whole(query: Any, name: str, low: int, high: int | None) -> int | None:
+    """Query parameter ``name`` as a whole number in ``low..high`` (None when absent); a 400
+    naming the parameter otherwise."""
+    raw = query.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise serializers.ValidationError({name: ["must be a whole number"]}) from None
+    if value < low or (high is not None and value > high):
+        bound = f"at least {low}" if high is None else f"between {low} and {high}"
+        raise serializers.ValidationError({name: [f"must be {bound}"]})
+    return value
 
 
 class DecisionFilterSet(django_filters.FilterSet):
@@ -129,8 +231,36 @@ class DecisionPagination(CursorPagination):
             ) from None
 
 
+_NODES_PARAMETERS = [
+    OpenApiParameter(
+        "nodes_offset",
+        int,
+        description="First node of `explanation.nodes` to show, in the explanation's order "
+        "(ranked nodes best first, then filtered nodes by name). Default: see nodes_limit.",
+    ),
+    OpenApiParameter(
+        "nodes_limit",
+        int,
+        description=f"Nodes to show, 1-{MAX_NODES_LIMIT} (default {MAX_NODES_LIMIT} when "
+        f"nodes_offset is given). Without either parameter: the best {DEFAULT_RANKED} ranked "
+        "nodes plus the first node of every group of filtered nodes; `nodes_page` says how "
+        "many nodes there are and what was left out.",
+    ),
+]
+
+
+@extend_schema_view(
+    retrieve=extend_schema(
+        parameters=_NODES_PARAMETERS,
+        responses={
+            200: DecisionSerializer,
+            400: OpenApiResponse(description="nodes_offset or nodes_limit out of range."),
+        },
+    )
+)
 class DecisionViewSet(viewsets.ReadOnlyModelViewSet[PlacementDecision]):
-    """Placement decisions, newest first; the list omits the (large) explanation."""
+    """Placement decisions, newest first; the list omits the (large) explanation, one
+    decision pages its node list (``nodes_offset``, ``nodes_limit``)."""
 
     queryset = PlacementDecision.objects.select_related("requested_by")
     permission_classes = [IsViewer]
@@ -141,11 +271,17 @@ class DecisionViewSet(viewsets.ReadOnlyModelViewSet[PlacementDecision]):
     def get_queryset(self) -> Any:
         queryset = super().get_queryset()
         if self.action == "list":
-            queryset = queryset.defer("explanation", "pod")
+            queryset = queryset.defer("explanation_data", "pod")
         return queryset
 
     def get_serializer_class(self) -> Any:
         return DecisionSummarySerializer if self.action == "list" else DecisionSerializer
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        context = dict(super().get_serializer_context())
+        if self.action == "retrieve":
+            context["nodes"] = nodes_range(self.request.query_params)
+        return context
 
 
 def decision_response(decision: PlacementDecision) -> dict[str, Any]:

@@ -180,12 +180,3 @@ def _filtered_loadaware(entry: Mapping[str, Any], failures: list[Failure]) -> st
     if any(f.plugin == LOADAWARE for f in failures):
         return loadaware_summary(entry.get("details"))
     return ""
-
-
-def node_entry(explanation: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
-    """The contract's entry of node ``name`` (None when the decision did not see it)."""
-    for entry in explanation.get("nodes") or []:
-        if entry.get("name") == name:
-            result: Mapping[str, Any] = entry
-            return result
-    return None

@@ -279,6 +279,6 @@ def node_detail(request: HttpRequest, pk: int, name: str) -> HttpResponse:
         "edit_links": edit_links(cluster) if can_edit_policy(request.user) else [],
         "recent_decisions": PlacementDecision.objects.filter(
             cluster=cluster, selected_node=name
-        ).defer("explanation", "pod")[:10],
+        ).defer("explanation_data", "pod")[:10],
     }
     return render(request, "policy/node.html", context)

@@ -20,7 +20,7 @@ from policy.engine import engine_for
 from policy.models import Cluster, PlacementDecision
 from policy.params import parse_id
 from policy.roles import role_required
-from policy.ui.decision import TOP_RANKED, decision_view, node_entry
+from policy.ui.decision import TOP_RANKED, decision_view
 from policy.ui.explain import (
     IMAGE_LOCALITY,
     estimate_text,
@@ -150,7 +150,7 @@ def decision_list(request: HttpRequest) -> HttpResponse:
     """Decision history, newest first, filtered by the API's own FilterSet."""
     queryset: QuerySet[PlacementDecision] = PlacementDecision.objects.select_related(
         "cluster", "requested_by"
-    ).defer("explanation", "pod")
+    ).defer("explanation_data", "pod")
     filterset = DecisionFilterSet(request.GET or None, queryset=queryset)
     fields: Any = filterset.form.fields
     for name, label in (("created_after", "From (UTC)"), ("created_before", "Until (UTC)")):
@@ -223,13 +223,16 @@ def decision_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def decision_node(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     """One node of one decision: every filter and score, and each plugin's explanation."""
     decision = get_object_or_404(PlacementDecision.objects.select_related("cluster"), pk=pk)
-    entry = node_entry(decision.explanation, name)
-    if entry is None:
+    stored = decision.stored_explanation()
+    position = stored.position_of(name)
+    if position is None:
         raise Http404(f"Decision {pk} did not evaluate a node named {name!r}.")
+    [entry] = stored.nodes([position])
     details = entry.get("details") or {}
     la = details.get(LOADAWARE)
-    ranked = decision_view(decision.explanation).ranked
-    rank = next((r.rank for r in ranked if r.name == name), None)
+    # Ranked nodes come first, best first (the contract's order), as decision_view counts them.
+    feasible = [bool(flag) for flag in stored.feasible()]
+    rank = sum(feasible[:position]) + 1 if feasible[position] else None
     return render(
         request,
         "policy/decision_node.html",
@@ -237,7 +240,7 @@ def decision_node(request: HttpRequest, pk: int, name: str) -> HttpResponse:
             "decision": decision,
             "entry": entry,
             "rank": rank,
-            "feasible_count": len(ranked),
+            "feasible_count": sum(feasible),
             "la": la,
             "la_lines": loadaware_lines(la),
             "metric": metric_line((la or {}).get("nodeMetric")),

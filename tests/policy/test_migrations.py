@@ -92,3 +92,59 @@ def test_existing_snapshots_become_keyframes_with_their_objects(
     new = migrate(executor, [("policy", "0016_snapshot_chains")])
     row = new.get_model("policy", "ClusterSnapshot").snapshots.get(pk=pk)
     assert (row.stored_objects, row.keyframe_id, row.changes) == (objects, None, None)
+
+
+def test_decisions_are_stored_compact_and_back(executor: MigrationExecutor) -> None:
+    from datetime import UTC, datetime
+
+    from scoring import decision_codec
+    from scoring.config import load_configuration
+    from scoring.engine import Engine
+    from scoring.objects import parse_pod
+    from scoring.snapshot import Snapshot
+    from scoring.synthetic import generate_cluster
+    from tests.scoring.test_decision_codec import EXTENDED, NOW
+
+    snapshot = Snapshot.from_objects(generate_cluster(nodes=20, seed=3, now=NOW))
+    engine = Engine(load_configuration(EXTENDED))
+    explanations = [
+        engine.evaluate(parse_pod(pod.raw), snapshot, NOW).to_dict()
+        for pod in snapshot.pending
+        if pod.scheduler_name == "default-scheduler"
+    ][:3]
+    assert len(explanations) == 3 and all(e["nodes"] for e in explanations)
+    explanations += [{}, {"pod": "a/b", "nodes": [], "message": "ünïcødé"}]
+
+    old = migrate(executor, [("policy", "0016_snapshot_chains")])
+    cluster = old.get_model("policy", "Cluster").objects.create(name="c", kind="demo")
+    decisions = old.get_model("policy", "PlacementDecision")
+    ids = [
+        decisions.objects.create(
+            cluster=cluster,
+            snapshot_taken_at=datetime(2026, 11, 22, tzinfo=UTC),
+            pod_namespace="a",
+            pod_name=f"p{k}",
+            pod={},
+            profile="default-scheduler",
+            outcome="scheduled",
+            feasible_nodes=0,
+            total_nodes=0,
+            source="api",
+            explanation=explanation,
+        ).pk
+        for k, explanation in enumerate(explanations)
+    ]
+
+    new = migrate(executor, [("policy", "0017_compact_decisions")])
+    rows = new.get_model("policy", "PlacementDecision").objects.in_bulk(ids)
+    for pk, explanation in zip(ids, explanations, strict=True):
+        data = bytes(rows[pk].explanation_data)
+        assert decision_codec.decode(data) == explanation
+        summary = rows[pk].explanation_summary
+        assert summary["nodes"] == len(explanation.get("nodes", ()))
+        assert summary["bytes"] == len(data)
+        assert summary["fields"] == {k: v for k, v in explanation.items() if k != "nodes"}
+
+    back = migrate(executor, [("policy", "0016_snapshot_chains")])
+    restored = back.get_model("policy", "PlacementDecision").objects.in_bulk(ids)
+    assert [restored[pk].explanation for pk in ids] == explanations

@@ -1,0 +1,122 @@
+"""Stored decision size: bytes per decision on the 5,000-node demo cluster, and codec times.
+
+Run outside the test suite:
+    .venv/bin/python -m benchmarks.decisions [--nodes 5000] [--pods 6] [--repeat 3]
+
+Creates a fresh SQLite database in a temporary directory (``benchmarks.sqlite_settings``,
+whatever DATABASE_URL says), migrates it, loads the demo cluster (``load_demo_cluster --nodes
+N``), evaluates its first pending ``default-scheduler`` pods with the default profile plus
+LoadAwareScheduling, LimitAware and NodeResourceTopologyMatch (``EXTENDED_PROFILE``), records
+each decision as the API does, and prints per decision: the explanation's JSON size, the bytes
+stored for it (the encoded explanation and its summary), and the times to build the JSON,
+encode it, decode all of it, and decode the API's default page. Results: docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import django
+
+from benchmarks.engine import EXTENDED_PROFILE
+
+
+def _fresh_database() -> Path:
+    """Django on an empty SQLite file (``benchmarks.sqlite_settings``), migrated."""
+    os.environ["DJANGO_SETTINGS_MODULE"] = "benchmarks.sqlite_settings"
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return Path(settings.DATABASES["default"]["NAME"])
+
+
+def _median_ms(fn: Callable[[], Any], repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=6, help="Pending pods to evaluate.")
+    parser.add_argument("--repeat", type=int, default=3, help="Timings: median of this many.")
+    args = parser.parse_args()
+
+    database = _fresh_database()
+    try:
+        run(args.nodes, args.pods, args.repeat, database)
+    finally:
+        shutil.rmtree(database.parent, ignore_errors=True)
+
+
+def run(nodes: int, pods: int, repeat: int, database: Path) -> None:
+    from policy import evaluation, services
+    from policy.engine import engine_for, snapshot_for
+    from policy.models import PlacementDecision
+    from scoring import decision_codec
+
+    start = time.perf_counter()
+    stored = services.load_demo_cluster(nodes=nodes)
+    print(f"demo cluster: {stored.node_count} nodes, loaded in {time.perf_counter() - start:.1f} s")
+    snapshot = snapshot_for(stored)
+    engine = engine_for(EXTENDED_PROFILE)
+    choice = evaluation.ConfigurationChoice(EXTENDED_PROFILE, None, None)
+    pending = [p for p in snapshot.pending if p.scheduler_name == "default-scheduler"][:pods]
+    print(
+        f"{'pod':<40} {'feasible':>8} {'JSON':>10} {'stored':>9} {'ratio':>6} "
+        f"{'to_dict':>8} {'encode':>7} {'decode':>7} {'page':>6}"
+    )
+    sizes = []
+    for pod in pending:
+        decision = engine.evaluate(pod, snapshot, stored.taken_at)
+        build = _median_ms(decision.to_dict, repeat)
+        before = database.stat().st_size
+        row = evaluation.record(stored.cluster, pod.raw, (decision, stored, choice), digest=pod.key)
+        row = PlacementDecision.objects.get(pk=row.pk)
+        data = bytes(row.explanation_data)
+        explanation = decision_codec.decode(data)
+        assert explanation == decision.to_dict(), "the stored explanation differs"
+        text = len(json.dumps(explanation, separators=(",", ":")))
+        stored_bytes = len(data) + len(json.dumps(row.explanation_summary))
+        sizes.append(stored_bytes)
+        encode = _median_ms(lambda e=explanation: decision_codec.encode(e), repeat)
+        decode = _median_ms(lambda d=data: decision_codec.decode(d), repeat)
+
+        def page(d: bytes = data) -> None:
+            reader = decision_codec.StoredExplanation(d)
+            reader.to_dict(reader.select().positions)
+
+        paged = _median_ms(page, repeat)
+        print(
+            f"{pod.key:<40} {len(decision.feasible):>8} {text:>10,} {stored_bytes:>9,} "
+            f"{text / stored_bytes:>5.0f}x {build:>6.0f}ms {encode:>5.0f}ms {decode:>5.0f}ms "
+            f"{paged:>4.0f}ms"
+        )
+        growth = database.stat().st_size - before
+        selection = decision_codec.StoredExplanation(data).select()
+        print(
+            f"{'':<40} database file grew by {growth:,} bytes; default API page: "
+            f"{len(selection.positions)} nodes, {len(selection.groups)} filtered groups"
+        )
+    print(
+        f"stored bytes per decision: median {statistics.median(sizes):,.0f}, max {max(sizes):,} "
+        f"({len(sizes)} decisions)"
+    )
+
+
+if __name__ == "__main__":
+    main()

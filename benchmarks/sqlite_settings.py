@@ -1,0 +1,14 @@
+"""Settings for benchmarks that need a database: the project's, on a fresh SQLite file in a
+temporary directory (whatever DATABASE_URL says), which the benchmark removes when done."""
+
+import tempfile
+from pathlib import Path
+
+from config.settings import *  # noqa: F403
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(Path(tempfile.mkdtemp(prefix="schedboard-benchmark-")) / "db.sqlite3"),
+    }
+}
