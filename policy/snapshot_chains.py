@@ -137,6 +137,4 @@ def prune(cluster_id: int, keep: int) -> int:
     chains = {row["keyframe_id"] or row["id"] for row in kept}
     stale = rows.exclude(id__in=[row["id"] for row in kept])
     stale = stale.exclude(id__in=chains).exclude(keyframe_id__in=chains)
-    with transaction.atomic():  # changes first: a keyframe is protected while they point at it
-        deleted = stale.filter(keyframe__isnull=False).delete()[0]
-        return deleted + stale.delete()[0]
+    return int(stale.delete()[0])

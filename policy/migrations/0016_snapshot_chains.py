@@ -50,7 +50,7 @@ class Migration(migrations.Migration):
                 help_text="The snapshot holding every object that ``changes`` apply to (with "
                 "the changes of the chain's earlier snapshots); empty for a keyframe.",
                 null=True,
-                on_delete=django.db.models.deletion.PROTECT,
+                on_delete=django.db.models.deletion.CASCADE,
                 related_name="+",
                 to="policy.clustersnapshot",
             ),

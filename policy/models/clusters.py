@@ -150,7 +150,9 @@ class ClusterSnapshot(models.Model):
         "self",
         null=True,
         blank=True,
-        on_delete=models.PROTECT,  # pruning removes whole chains (policy.snapshot_chains)
+        # A chain goes with its keyframe (a deleted cluster takes all); pruning removes only
+        # whole chains (policy.snapshot_chains), so no kept snapshot loses its keyframe.
+        on_delete=models.CASCADE,
         related_name="+",
         help_text="The snapshot holding every object that ``changes`` apply to (with the "
         "changes of the chain's earlier snapshots); empty for a keyframe.",

@@ -129,3 +129,11 @@ def test_pruning_keeps_what_the_kept_snapshots_need(
     assert list(ClusterSnapshot.snapshots.filter(cluster=cluster).values_list("id", flat=True)) == [
         ids[-1]
     ]
+
+
+def test_a_cluster_goes_with_all_its_snapshots(cluster: Cluster, objects: list[Json]) -> None:
+    first = record_snapshot(cluster, objects, T0)
+    state, put, gone = changed(objects, 1)
+    store_changes(cluster, state, put, gone, first.pk, 1)
+    cluster.delete()
+    assert not ClusterSnapshot.snapshots.exists()
