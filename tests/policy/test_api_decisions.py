@@ -88,6 +88,8 @@ def engine_keys() -> set[str]:
         "totalNodes",
         "nodes",
         "skippedPlugins",
+        "rankingMayDiffer",
+        "rankingMayDifferBecause",
         "message",
         "error",
     }

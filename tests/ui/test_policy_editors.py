@@ -123,6 +123,7 @@ def test_threshold_policy_page_shows_the_nodes_it_hits(
     log_in(page, live_server, "eddie")
     page.goto(f"{live_server.url}/policies/")
     page.get_by_role("link", name="night-batch").click()
+    page.wait_for_url(re.compile(r"/policies/[a-z-]+/\d+/$"))
     assert page.title() == "Node threshold policy night-batch · schedboard"
     assert "30 nodes of the newest snapshot" in page.inner_text("main")
     screenshot(page, "policy-detail-threshold")
