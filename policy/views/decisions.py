@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import django_filters
 import yaml
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
@@ -144,6 +145,41 @@ def _evaluate(
         return None
 
 
+# Column → (ordering field, label); "-" in the query sorts descending.
+SORTABLE = (
+    ("created", "created"),
+    ("pod_name", "pod"),
+    ("outcome", "outcome"),
+    ("selected_node", "node"),
+    ("feasible_nodes", "feasible"),
+    ("profile", "profile"),
+    ("cluster__name", "cluster"),
+    ("source", "source"),
+)
+NOT_FILTERS = frozenset({"page", "sort"})
+
+
+class DecisionListFilterSet(DecisionFilterSet):
+    """The list page's filters: text matches any part, in any case (people type fragments;
+    the API's exact filters are for scripts), and the list sorts by any column."""
+
+    pod = django_filters.CharFilter(
+        field_name="pod_name", lookup_expr="icontains", label="Pod name contains"
+    )
+    namespace = django_filters.CharFilter(
+        field_name="pod_namespace", lookup_expr="icontains", label="Namespace contains"
+    )
+    node = django_filters.CharFilter(
+        field_name="selected_node", lookup_expr="icontains", label="Selected node contains"
+    )
+    profile = django_filters.CharFilter(lookup_expr="icontains", label="Profile contains")
+    sort = django_filters.OrderingFilter(
+        fields=SORTABLE,
+        label="Sort by",
+        empty_label="Newest first",
+    )
+
+
 @role_required(Role.VIEWER)
 @require_GET
 def decision_list(request: HttpRequest) -> HttpResponse:
@@ -151,7 +187,7 @@ def decision_list(request: HttpRequest) -> HttpResponse:
     queryset: QuerySet[PlacementDecision] = PlacementDecision.objects.select_related(
         "cluster", "requested_by"
     ).defer("explanation_data", "pod")
-    filterset = DecisionFilterSet(request.GET or None, queryset=queryset)
+    filterset = DecisionListFilterSet(request.GET or None, queryset=queryset)
     fields: Any = filterset.form.fields
     for name, label in (("created_after", "From (UTC)"), ("created_before", "Until (UTC)")):
         fields[name].widget.input_type = "datetime-local"
@@ -159,10 +195,12 @@ def decision_list(request: HttpRequest) -> HttpResponse:
     for name in ("cluster", "outcome", "source", "agreement"):
         fields[name].empty_label = "Any"
         fields[name].widget.choices = fields[name].choices
-    fields["pod"].label = "Pod name"
-    fields["node"].label = "Selected node"
     valid = filterset.is_bound and filterset.is_valid()
     decisions = filterset.qs if valid else queryset
+    if valid and filterset.form.cleaned_data.get("sort"):
+        decisions = decisions.order_by(*decisions.query.order_by, "-id")  # stable pages
+    else:
+        decisions = decisions.order_by("-created", "-id")
     paginator = Paginator(decisions, DECISIONS_PER_PAGE)
     page = paginator.get_page(request.GET.get("page"))
     return render(
@@ -173,10 +211,43 @@ def decision_list(request: HttpRequest) -> HttpResponse:
             "cluster": filterset.form.cleaned_data.get("cluster") if valid else None,
             "filter": filterset,
             "page_obj": page,
-            "filtered": filterset.is_bound,
+            # Only filters make a list "match": page and sort keep every decision.
+            "filtered": any(v for k, v in request.GET.items() if k not in NOT_FILTERS),
+            "columns": _columns(request),
             "invalid": filterset.is_bound and not filterset.is_valid(),
         },
     )
+
+
+# The list's columns: heading, and the sort key of those it sorts by.
+COLUMNS = (
+    ("Pod", "pod"),
+    ("Outcome", "outcome"),
+    ("Node", "node"),
+    ("Feasible", "feasible"),
+    ("Why not placed", ""),
+    ("Profile", "profile"),
+    ("Cluster", "cluster"),
+    ("Source", "source"),
+    ("When (UTC)", "created"),
+)
+
+
+def _columns(request: HttpRequest) -> list[dict[str, str]]:
+    """Each column's heading with a link that sorts by it (again: the other way round), the
+    filters kept; ``order`` is how the list is sorted by it now (for ``aria-sort``)."""
+    current = request.GET.get("sort", "")
+    query = request.GET.copy()
+    query.pop("page", None)
+    columns = []
+    for label, key in COLUMNS:
+        column = {"label": label, "href": "", "order": ""}
+        if key:
+            query["sort"] = f"-{key}" if current == key else key
+            column["href"] = f"?{query.urlencode()}"
+            column["order"] = {key: "ascending", f"-{key}": "descending"}.get(current, "")
+        columns.append(column)
+    return columns
 
 
 @role_required(Role.VIEWER)

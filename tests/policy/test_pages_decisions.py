@@ -3,8 +3,10 @@ LoadAware's arithmetic) and the decision history with the API's filters."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
+from urllib.parse import parse_qs
 
 import pytest
 from django.contrib.auth.models import User
@@ -162,6 +164,32 @@ def test_history_filters_and_pages(
     assert f'href="/decisions/{huge.pk}/"' in html
     response = client.get("/decisions/?outcome=bogus")
     assert response.context["invalid"] and b"Some filters are invalid" in response.content
+    # Text filters match any part of the value, in any case, and say so.
+    assert names("pod=WEB") == ["web-0", "web-1", "web-2"]
+    assert names("namespace=Sho") == ["web-0", "web-1", "web-2"]
+    assert len(names("profile=DEFAULT")) == 4
+    assert "Pod name contains" in html
+    # Why a pod was not placed is a column of the list.
+    assert huge.message.startswith("0/") and huge.message[:40] in html
+
+
+def test_history_sorts_by_any_column(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    for name in ("b-pod", "c-pod", "a-pod"):
+        evaluated(demo_snapshot, name=name)
+    client.force_login(viewer)
+
+    def order(query: str) -> list[str]:
+        return [d.pod_name for d in client.get(f"/decisions/?{query}").context["page_obj"]]
+
+    assert order("") == ["a-pod", "c-pod", "b-pod"]  # newest first
+    assert order("sort=pod") == ["a-pod", "b-pod", "c-pod"]
+    assert order("sort=-pod") == ["c-pod", "b-pod", "a-pod"]
+    html = client.get("/decisions/?sort=pod&namespace=default").content.decode()
+    assert 'aria-sort="ascending"' in html
+    [link] = re.findall(r'<a href="\?([^"]*)" title="Sort by pod">', html)
+    assert parse_qs(link.replace("&amp;", "&")) == {"namespace": ["default"], "sort": ["-pod"]}
 
 
 def test_history_pagination(client: Client, viewer: User, demo_snapshot: ClusterSnapshot) -> None:
@@ -178,8 +206,11 @@ def test_history_pagination(client: Client, viewer: User, demo_snapshot: Cluster
     ]
     PlacementDecision.objects.bulk_create(rows)
     client.force_login(viewer)
-    page = client.get("/decisions/?page=2").context["page_obj"]
+    response = client.get("/decisions/?page=2")
+    page = response.context["page_obj"]
     assert page.number == 2 and len(page.object_list) == 11
+    caption = response.content.decode().split('class="muted table-caption">')[1].split("</p>")[0]
+    assert caption.startswith("61 decisions ·") and "match" not in caption
 
 
 def test_history_needs_a_role(client: Client, nobody: User) -> None:
