@@ -82,6 +82,8 @@ class NodeDetail:
     labels: Mapping[str, str]
     taints: list[str]
     unschedulable: bool
+    conditions: list[dict[str, str]]
+    images: list[tuple[str, int]]  # (names, size in bytes), largest first
     resources: list[ResourceLine]
     loadaware: dict[str, Any]
     thresholds: Thresholds
@@ -134,6 +136,19 @@ def _resources(snapshot: Snapshot, node: int) -> list[ResourceLine]:
                 limits_percent=fmt.ratio(limit, allocatable) if name != "pods" else None,
             )
         )
+    return lines
+
+
+def _conditions(raw: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The node's status conditions as the kubelet reported them (text only: a malformed entry
+    is shown as it is rather than failing the page)."""
+    status = raw.get("status") if isinstance(raw, Mapping) else None
+    items = status.get("conditions") if isinstance(status, Mapping) else None
+    lines = []
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, Mapping):
+            keys = ("type", "status", "reason", "message", "lastTransitionTime")
+            lines.append({key: str(item.get(key) or "") for key in keys})
     return lines
 
 
@@ -220,6 +235,11 @@ def node_detail(
         labels=dict(sorted(node.labels.items())),
         taints=[f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}" for t in node.taints],
         unschedulable=node.unschedulable,
+        conditions=_conditions(node.raw),
+        images=sorted(
+            ((", ".join(image.names), image.size_bytes) for image in node.images),
+            key=lambda item: (-item[1], item[0]),
+        ),
         resources=_resources(snapshot, index),
         loadaware=explanation,
         thresholds=_thresholds(state.thresholds.profile(index), state.resources),

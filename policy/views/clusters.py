@@ -17,7 +17,7 @@ from policy.choices import Agreement, DecisionOutcome, DecisionSource, Role
 from policy.models import Cluster, PlacementDecision
 from policy.params import parse_id
 from policy.roles import can_edit_policy, role_required
-from policy.services import sync_status
+from policy.services import rendering, sync_status
 from policy.snapshot_chains import materialize
 from policy.snapshots import summarize
 from policy.ui import charts
@@ -249,6 +249,13 @@ def _agreement(cluster: Cluster) -> list[dict[str, Any]]:
     return profiles
 
 
+def _threshold_policy(cluster: Cluster, stored: Any, name: str) -> Any:
+    """Which node threshold policy gives this node its annotation now (and which others
+    target it), as a push would write it."""
+    _, _, rows = rendering.render_node_thresholds(cluster, stored=stored)
+    return next((row for row in rows if row.node == name), None)
+
+
 @role_required(Role.VIEWER)
 @require_GET
 def node_detail(request: HttpRequest, pk: int, name: str) -> HttpResponse:
@@ -277,6 +284,7 @@ def node_detail(request: HttpRequest, pk: int, name: str) -> HttpResponse:
         "metric": metric_line(detail.loadaware.get("nodeMetric")),
         "can_edit": can_edit_policy(request.user),
         "edit_links": edit_links(cluster) if can_edit_policy(request.user) else [],
+        "threshold_policy": _threshold_policy(cluster, stored, name),
         "recent_decisions": PlacementDecision.objects.filter(
             cluster=cluster, selected_node=name
         ).defer("explanation_data", "pod")[:10],

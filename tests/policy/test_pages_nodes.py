@@ -113,3 +113,31 @@ def test_node_page_needs_a_role(
     client: Client, nobody: User, demo_snapshot: ClusterSnapshot
 ) -> None:
     assert node_page(client, nobody, demo_snapshot, "gpu-a-0000").status_code == 403
+
+
+def test_the_node_itself_labels_taints_conditions_images_and_its_threshold_policy(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    from policy.models import NodeThresholdPolicy
+
+    node = next(o for o in demo_snapshot.objects if o["kind"] == "Node")
+    name = node["metadata"]["name"]
+    policy = NodeThresholdPolicy.objects.create(
+        cluster=demo_snapshot.cluster,
+        name="pinned",
+        node_names=[name],
+        usage_thresholds={"cpu": 70},
+    )
+    response = node_page(client, viewer, demo_snapshot, name)
+    html = response.content.decode()
+    detail = response.context["detail"]
+    for key, value in node["metadata"]["labels"].items():
+        assert escape(f"{key}={value}") in html
+    assert [c["type"] for c in detail.conditions] == [
+        c["type"] for c in node["status"].get("conditions", [])
+    ]
+    assert len(detail.images) == len(node["status"].get("images", []))
+    assert f'href="/policies/thresholds/{policy.pk}/">pinned</a>' in html
+    other = next(o for o in demo_snapshot.objects if o["kind"] == "Node" and o is not node)
+    html = node_page(client, viewer, demo_snapshot, other["metadata"]["name"]).content.decode()
+    assert "pinned" not in html
