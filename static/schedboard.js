@@ -6,7 +6,10 @@
 // - an element marked data-poll="SECONDS" (an unfinished job's status: a sync job, a what-if
 //   comparison) re-fetches itself from the same page with "X-Partial: status" until the
 //   fragment's [data-job-status] is neither queued nor running, then the page reloads to show
-//   the outcome (without the script, the page offers a reload link).
+//   the outcome (without the script, the page offers a reload link);
+// - a form marked data-busy="TEXT" (work that can take seconds: evaluating on a large cluster,
+//   starting a what-if) disables its submit button on submit and shows TEXT on it, so a second
+//   click does not send the work again and the person sees it is under way.
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
@@ -65,6 +68,21 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-poll]").forEach(poll);
+
+    document.querySelectorAll("form[data-busy]").forEach(function (form) {
+      form.addEventListener("submit", function (event) {
+        var button = event.submitter || form.querySelector("button[type=submit], button:not([type])");
+        form.setAttribute("aria-busy", "true");
+        if (button) {
+          // Disabled after the event, so the button's own name/value is still submitted.
+          setTimeout(function () {
+            button.disabled = true;
+            button.classList.add("busy");
+            button.textContent = form.dataset.busy;
+          }, 0);
+        }
+      });
+    });
 
     document.querySelectorAll("form[data-autosubmit] select").forEach(function (select) {
       select.addEventListener("change", function () { select.form.submit(); });

@@ -193,3 +193,25 @@ def test_laptop_widths_do_not_scroll_sideways(
             "document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )
         assert overflow <= 0, f"{path} scrolls sideways by {overflow}px at {width}px"
+
+
+def test_long_work_shows_it_is_under_way(
+    page: Any, live_server: Any, cluster: Any, screenshot: Shot
+) -> None:
+    """Evaluating can take seconds on a large cluster: the button says so and cannot be
+    pressed twice. (The submit is held back here so the busy state can be looked at.)"""
+    make_user("vera", Role.VIEWER)
+    log_in(page, live_server, "vera")
+    page.goto(f"{live_server.url}/evaluate/")
+    page.get_by_label("Pod manifest (YAML or JSON)").fill(BIG_POD)
+    page.evaluate(
+        "document.querySelector('form[data-busy]')"
+        ".addEventListener('submit', e => e.preventDefault())"
+    )
+    button = page.get_by_role("button", name="Evaluate")
+    button.click()
+    busy = page.locator("form[data-busy] button.busy")
+    busy.wait_for()
+    assert busy.is_disabled() and busy.inner_text() == "Evaluating…"
+    assert page.locator("form[data-busy]").get_attribute("aria-busy") == "true"
+    screenshot(page, "evaluate-busy")
