@@ -22,6 +22,7 @@ REGISTRY: dict[str, str] = {
     "LoadAwareScheduling": "scoring.plugins.loadaware:LoadAwareScheduling",
     "NodeResourceTopologyMatch": "scoring.plugins.nrt:NodeResourceTopologyMatch",
     "LimitAware": "scoring.plugins.limitaware:LimitAware",
+    "PodTopologySpread": "scoring.plugins.podtopologyspread:PodTopologySpread",
 }
 
 UNMODELLED: dict[str, str] = {
@@ -31,7 +32,6 @@ UNMODELLED: dict[str, str] = {
     "NodeVolumeLimits": "volumes are not modelled",
     "VolumeBinding": "volumes are not modelled",
     "VolumeZone": "volumes are not modelled",
-    "PodTopologySpread": "topology spread constraints are not modelled yet",
     "InterPodAffinity": "inter-pod affinity is not modelled yet",
     "DefaultPreemption": "preemption is not modelled",
     "ImageLocality": "container images on nodes are not modelled",

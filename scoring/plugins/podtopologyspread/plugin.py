@@ -1,0 +1,481 @@
+"""PodTopologySpread (in-tree, Kubernetes 1.35 semantics), vectorized over nodes.
+
+Upstream: pkg/scheduler/framework/plugins/podtopologyspread/{filtering.go,scoring.go,common.go,
+plugin.go}.
+
+- Constraints: the pod's own ``topologySpreadConstraints`` (DoNotSchedule ones for Filter,
+  ScheduleAnyway ones for Score); a pod without any gets the default constraints
+  (``defaultingType: System``: hostname maxSkew 3 and zone maxSkew 5, both ScheduleAnyway) with
+  the selector of the Services and controller that select it, and none when nothing does.
+- Counting: a node counts towards a constraint only when it has *every* constraint's topology
+  key and passes the constraint's node inclusion policies (``nodeAffinityPolicy: Honor``, the
+  default, means the pod's nodeSelector and required node affinity; ``nodeTaintsPolicy: Honor``
+  means no untolerated NoSchedule/NoExecute taint). On such a node the pods of the incoming pod's
+  namespace that the selector matches are counted, except terminating ones; an empty selector
+  (``{}``) counts no pod at all (``countPodsMatchSelector``).
+- Filter: a node without a constraint's topology key fails UnschedulableAndUnresolvable; a node
+  where ``matching pods in its domain + self-match - global minimum > maxSkew`` fails
+  Unschedulable. The global minimum is the smallest domain count, or 0 when there are fewer
+  domains than ``minDomains``.
+- Score: per constraint ``count * log(domains + 2) + maxSkew - 1`` summed and rounded, with
+  ``count`` the domain's matching pods (for the hostname key, the node's own). Nodes missing a
+  topology key are ignored (score 0) unless the constraints are the system defaults.
+  NormalizeScore maps ``s`` to ``100 * (max + min - s) / max`` over the nodes not ignored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from scoring.framework import (
+    SKIP,
+    SUCCESS,
+    Cycle,
+    FilterResult,
+    Plugin,
+    PluginError,
+    Status,
+    error,
+    unresolvable,
+    unschedulable,
+)
+from scoring.goint import INT32_MAX
+from scoring.objects import Pod
+from scoring.plugins.nodeaffinity import required_terms
+from scoring.plugins.podtopologyspread.constraints import (
+    DO_NOT_SCHEDULE,
+    HONOR,
+    HOSTNAME,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    Constraint,
+    default_constraints,
+    parse_constraints,
+)
+from scoring.plugins.tainttoleration import tolerated
+from scoring.podselectors import CountKey, matching_pods, pod_counts
+from scoring.selectors import SelectorError, match_labels, terms_mask
+from scoring.snapshot import BoolArray, IntArray, Snapshot
+
+REASON_CONSTRAINTS = "node(s) didn't match pod topology spread constraints"
+REASON_MISSING_LABEL = REASON_CONSTRAINTS + " (missing required label)"
+_FILTER_KEY = "PreFilterPodTopologySpread"
+_SCORE_KEY = "PreScorePodTopologySpread"
+_NODE_MASKS_KEY = "PodTopologySpread/node-masks"
+_DO_NOT_SCHEDULE_TAINTS = ("NoSchedule", "NoExecute")
+_EXPLAINED_PODS = 20  # matching pods named per domain in an explanation
+
+FloatArray = np.ndarray[Any, np.dtype[np.float64]]
+
+
+# -- node-side masks ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeMasks:
+    """Per node: matches the pod's required node affinity; has no untolerated hard taint."""
+
+    affinity: BoolArray
+    tolerated: BoolArray
+
+
+def _node_masks(cycle: Cycle) -> NodeMasks:
+    masks: NodeMasks | None = cycle.state.get(_NODE_MASKS_KEY)
+    if masks is None:
+        snapshot, pod = cycle.snapshot, cycle.pod
+        # nodeaffinity.GetRequiredNodeAffinity(pod).Match, parse errors ignored
+        affinity = match_labels(snapshot, pod.node_selector)
+        terms = required_terms(pod)
+        if terms is not None:
+            affinity &= terms_mask(snapshot, terms)
+        blocked = np.array(
+            [
+                any(
+                    t.effect in _DO_NOT_SCHEDULE_TAINTS
+                    and not tolerated(pod.tolerations, t, comparison_operators=False)
+                    for t in taints
+                )
+                for taints in snapshot.taint_sets
+            ],
+            dtype=bool,
+        )
+        masks = NodeMasks(affinity, ~blocked[snapshot.taint_set_ids])
+        cycle.state[_NODE_MASKS_KEY] = masks
+    return masks
+
+
+def _included(masks: NodeMasks, constraint: Constraint) -> BoolArray:
+    """``matchNodeInclusionPolicies`` on every node."""
+    included = np.ones(len(masks.affinity), dtype=bool)
+    if constraint.node_affinity_policy == HONOR:
+        included &= masks.affinity
+    if constraint.node_taints_policy == HONOR:
+        included &= masks.tolerated
+    return included
+
+
+def _count_key(pod: Pod, constraint: Constraint) -> CountKey:
+    return CountKey(frozenset({pod.namespace}), constraint.selector, skip_terminating=True)
+
+
+def _node_counts(snapshot: Snapshot, pod: Pod, constraint: Constraint) -> IntArray:
+    """``countPodsMatchSelector`` on every node: an empty or null selector counts nothing."""
+    if not constraint.selector.requirements:
+        return np.zeros(len(snapshot), dtype=np.int64)
+    return pod_counts(snapshot, _count_key(pod, constraint))
+
+
+def _has_keys(snapshot: Snapshot, constraints: Sequence[Constraint]) -> BoolArray:
+    """``nodeLabelsMatchSpreadConstraints``: the node has every constraint's topology key."""
+    result = np.ones(len(snapshot), dtype=bool)
+    for c in constraints:
+        result &= snapshot.label_column(c.topology_key).codes >= 0
+    return result
+
+
+# -- Filter state -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HardConstraint:
+    """One DoNotSchedule constraint's domains (``TpValueToMatchNum``) and global minimum."""
+
+    constraint: Constraint
+    codes: IntArray  # label value code per node, -1 without the key
+    counted: BoolArray  # nodes whose pods count towards their domain
+    domain_counts: IntArray  # matching pods per value code
+    domains: BoolArray  # value codes that are domains
+    min_match: int
+    self_match: int
+
+    def domain_count(self, node: int) -> int:
+        code = int(self.codes[node])
+        return int(self.domain_counts[code]) if code >= 0 else 0
+
+
+@dataclass(frozen=True)
+class FilterState:
+    constraints: list[HardConstraint]
+
+
+def _hard_constraint(cycle: Cycle, constraint: Constraint, has_keys: BoolArray) -> HardConstraint:
+    snapshot = cycle.snapshot
+    column = snapshot.label_column(constraint.topology_key)
+    codes = column.codes.astype(np.int64)
+    counted = has_keys & _included(_node_masks(cycle), constraint)
+    size = len(column.vocabulary) + 1  # the last slot stays 0: it is read for missing keys
+    per_node = _node_counts(snapshot, cycle.pod, constraint)
+    domain_counts = np.bincount(codes[counted], weights=per_node[counted], minlength=size)
+    domains = np.bincount(codes[counted], minlength=size) > 0
+    if int(domains.sum()) < constraint.min_domains:
+        min_match = 0  # fewer domains than minDomains: the global minimum is 0
+    else:
+        min_match = int(domain_counts[domains].min()) if domains.any() else INT32_MAX
+    return HardConstraint(
+        constraint=constraint,
+        codes=codes,
+        counted=counted,
+        domain_counts=domain_counts.astype(np.int64),
+        domains=domains,
+        min_match=min_match,
+        self_match=int(constraint.selector.matches(cycle.pod.labels)),
+    )
+
+
+# -- Score state --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SoftConstraint:
+    """One ScheduleAnyway constraint: its weight and the counts Score reads."""
+
+    constraint: Constraint
+    has_key: BoolArray  # per node
+    domains: IntArray  # per node: its domain's index (a missing key reads as the value "")
+    domain_counts: IntArray  # matching pods per domain (unused for the hostname key)
+    node_counts: IntArray  # matching pods per node
+    counted: BoolArray  # nodes whose pods count towards their domain
+    size: int  # the number of domains among the scored nodes
+    weight: float  # topologyNormalizingWeight(size)
+
+    def counts(self, nodes: IntArray) -> IntArray:
+        if self.constraint.topology_key == HOSTNAME:
+            return self.node_counts[nodes]
+        result: IntArray = self.domain_counts[self.domains[nodes]]
+        return result
+
+
+@dataclass(frozen=True)
+class ScoreState:
+    constraints: list[SoftConstraint]
+    ignored: BoolArray  # per node: scored nodes lacking a topology key (score 0)
+    feasible: IntArray  # the nodes PreScore was given (NormalizeScore's list)
+
+
+def _domain_indices(snapshot: Snapshot, key: str) -> tuple[IntArray, BoolArray, int]:
+    """Per node the domain index of ``node.Labels[key]``; Go reads a missing key as ``""``."""
+    column = snapshot.label_column(key)
+    codes = column.codes.astype(np.int64)
+    has_key = codes >= 0
+    empty = column.vocabulary.get("", len(column.vocabulary))
+    return np.where(has_key, codes, empty), has_key, len(column.vocabulary) + 1
+
+
+def _soft_constraint(
+    cycle: Cycle,
+    constraint: Constraint,
+    scored: BoolArray,
+    counted_nodes: BoolArray,
+) -> SoftConstraint:
+    snapshot = cycle.snapshot
+    domains, has_key, size = _domain_indices(snapshot, constraint.topology_key)
+    node_counts = _node_counts(snapshot, cycle.pod, constraint)
+    if constraint.topology_key == HOSTNAME:
+        domain_counts = np.zeros(size, dtype=np.int64)
+        counted = np.ones(len(snapshot), dtype=bool)  # Score counts the node's own pods
+        n_domains = int(scored.sum())
+    else:
+        present = np.bincount(domains[scored], minlength=size) > 0
+        counted = counted_nodes & _included(_node_masks(cycle), constraint) & present[domains]
+        domain_counts = np.bincount(
+            domains[counted], weights=node_counts[counted], minlength=size
+        ).astype(np.int64)
+        n_domains = int(present.sum())
+    return SoftConstraint(
+        constraint=constraint,
+        has_key=has_key,
+        domains=domains,
+        domain_counts=domain_counts,
+        node_counts=node_counts,
+        counted=counted,
+        size=n_domains,
+        weight=math.log(n_domains + 2),  # topologyNormalizingWeight
+    )
+
+
+def go_round(values: FloatArray) -> IntArray:
+    """Go's ``math.Round``: halves away from zero (numpy's ``round`` goes to even)."""
+    whole = np.trunc(values)
+    step = (np.abs(values - whole) >= 0.5) * np.sign(values)
+    result: IntArray = (whole + step).astype(np.int64)
+    return result
+
+
+# -- the plugin ---------------------------------------------------------------------------------
+
+
+class PodTopologySpread(Plugin):
+    """Spread pods across topology domains: hard constraints filter, soft ones score."""
+
+    name = "PodTopologySpread"
+    points = frozenset({"preFilter", "filter", "preScore", "score"})
+    normalizes = True
+    # Counts come from pods on every node of a domain: a placement on one node changes the
+    # verdict on others, so results are never cached (depends_on stays None).
+
+    def __init__(self, args: Mapping[str, Any]) -> None:
+        super().__init__(args)
+        self.system_defaulted = args.get("defaultingType", "System") == "System"
+        self.defaults: tuple[Mapping[str, Any], ...] = (
+            SYSTEM_DEFAULT_CONSTRAINTS
+            if self.system_defaulted
+            else tuple(args.get("defaultConstraints") or ())
+        )
+
+    def constraints(self, cycle: Cycle, action: str) -> list[Constraint]:
+        """``getConstraints`` / ``initPreScoreState``: the pod's own, else the defaults."""
+        pod = cycle.pod
+        if pod.topology_spread_constraints:
+            path = "spec.topologySpreadConstraints"
+            return parse_constraints(pod.topology_spread_constraints, pod, action, path)
+        objects = cycle.snapshot.cluster_objects
+        return default_constraints(pod, self.defaults, objects, action)
+
+    # -- filter -----------------------------------------------------------------------------
+
+    def pre_filter(self, cycle: Cycle) -> Status:
+        try:
+            constraints = self.constraints(cycle, DO_NOT_SCHEDULE)
+        except SelectorError as exc:
+            which = "pod's hard" if cycle.pod.topology_spread_constraints else "default hard"
+            verb = "obtaining" if cycle.pod.topology_spread_constraints else "setting"
+            return error(
+                f"get constraints from pod: {verb} {which} topology spread constraints: {exc}"
+            )
+        if not constraints:
+            return SKIP
+        has_keys = _has_keys(cycle.snapshot, constraints)
+        cycle.state[_FILTER_KEY] = FilterState(
+            [_hard_constraint(cycle, c, has_keys) for c in constraints]
+        )
+        return SUCCESS
+
+    def _filter_state(self, cycle: Cycle) -> FilterState:
+        state: FilterState | None = cycle.state.get(_FILTER_KEY)
+        if state is None:
+            raise PluginError(f'reading "{_FILTER_KEY}" from cycleState: not found')
+        return state
+
+    def filter(self, cycle: Cycle) -> FilterResult:
+        state: FilterState | None = cycle.state.get(_FILTER_KEY)
+        n = len(cycle.snapshot)
+        if state is None:  # PreFilter skipped: no hard constraint
+            return FilterResult.success(n)
+        failures: list[tuple[BoolArray, Status]] = []
+        for hard in state.constraints:
+            missing = hard.codes < 0
+            matched = hard.domain_counts[hard.codes]  # -1 reads the empty last slot
+            skew = matched + hard.self_match - hard.min_match
+            failures.append((missing, unresolvable(REASON_MISSING_LABEL)))
+            failures.append(
+                (~missing & (skew > hard.constraint.max_skew), unschedulable(REASON_CONSTRAINTS))
+            )
+        return FilterResult.from_masks(n, failures)
+
+    # -- score ------------------------------------------------------------------------------
+
+    def pre_score(self, cycle: Cycle, feasible: IntArray) -> Status:
+        snapshot = cycle.snapshot
+        if len(snapshot) == 0:
+            return SKIP
+        try:
+            constraints = self.constraints(cycle, SCHEDULE_ANYWAY)
+        except SelectorError as exc:
+            which = (
+                "obtaining pod's" if cycle.pod.topology_spread_constraints else "setting default"
+            )
+            return error(
+                f"calculating preScoreState: {which} soft topology spread constraints: {exc}"
+            )
+        if not constraints:
+            return SKIP
+        # Only non-default constraints require every topology key (nodes without a zone label
+        # still get hostname spreading under the system defaults).
+        require_all = bool(cycle.pod.topology_spread_constraints) or not self.system_defaulted
+        has_keys = _has_keys(snapshot, constraints)
+        scored = np.zeros(len(snapshot), dtype=bool)
+        scored[feasible] = True
+        ignored = scored & ~has_keys if require_all else np.zeros(len(snapshot), dtype=bool)
+        counted_nodes = has_keys if require_all else np.ones(len(snapshot), dtype=bool)
+        cycle.state[_SCORE_KEY] = ScoreState(
+            [_soft_constraint(cycle, c, scored & ~ignored, counted_nodes) for c in constraints],
+            ignored,
+            feasible,
+        )
+        return SUCCESS
+
+    def _score_state(self, cycle: Cycle) -> ScoreState:
+        state: ScoreState | None = cycle.state.get(_SCORE_KEY)
+        if state is None:
+            raise PluginError(f'error reading "{_SCORE_KEY}" from cycleState: not found')
+        return state
+
+    def score(self, cycle: Cycle, feasible: IntArray) -> IntArray:
+        state = self._score_state(cycle)
+        total = np.zeros(len(feasible), dtype=np.float64)
+        for soft in state.constraints:
+            part = soft.counts(feasible) * soft.weight + float(soft.constraint.max_skew - 1)
+            total += np.where(soft.has_key[feasible], part, 0.0)
+        raw = go_round(total)
+        raw[state.ignored[feasible]] = 0
+        return raw
+
+    def normalize(self, cycle: Cycle, scores: IntArray) -> IntArray:
+        state = self._score_state(cycle)
+        skip = state.ignored[state.feasible]  # ``scores`` is aligned with PreScore's nodes
+        kept = scores[~skip]
+        if len(kept) == 0:
+            return np.zeros_like(scores)
+        low, high = int(kept.min()), int(kept.max())
+        # MaxNodeScore * (max + min - s) / max; every score 100 when the maximum is 0
+        result = np.full_like(scores, 100) if high == 0 else 100 * (high + low - scores) // high
+        result[skip] = 0
+        return result
+
+    # -- explanation ------------------------------------------------------------------------
+
+    def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any] | None:
+        """Per constraint: the node's domain, its matching pods (named), the skew or score."""
+        detail: dict[str, Any] = {}
+        hard: FilterState | None = cycle.state.get(_FILTER_KEY)
+        if hard is not None:
+            detail["hardConstraints"] = [
+                self._explain_hard(cycle, h, node) for h in hard.constraints
+            ]
+        soft: ScoreState | None = cycle.state.get(_SCORE_KEY)
+        if soft is not None:
+            detail["ignoredForScore"] = bool(soft.ignored[node])
+            detail["softConstraints"] = [
+                self._explain_soft(cycle, s, node) for s in soft.constraints
+            ]
+        return detail or None
+
+    def _domain_pods(self, cycle: Cycle, constraint: Constraint, nodes: IntArray) -> list[str]:
+        if not constraint.selector.requirements:
+            return []
+        pods = matching_pods(cycle.snapshot, _count_key(cycle.pod, constraint), nodes)
+        return [p.key for p in pods[:_EXPLAINED_PODS]]
+
+    def _explain_hard(self, cycle: Cycle, hard: HardConstraint, node: int) -> dict[str, Any]:
+        c = hard.constraint
+        entry: dict[str, Any] = {
+            "constraint": c.index,
+            "topologyKey": c.topology_key,
+            "maxSkew": c.max_skew,
+            "minDomains": c.min_domains,
+            "selector": c.selector.text(),
+            "domains": int(hard.domains.sum()),
+            "globalMinimum": hard.min_match,
+            "selfMatch": bool(hard.self_match),
+        }
+        code = int(hard.codes[node])
+        if code < 0:
+            entry["domain"] = None
+            return entry
+        value = _value(cycle.snapshot, c.topology_key, code)
+        count = hard.domain_count(node)
+        members = np.flatnonzero(hard.counted & (hard.codes == code))
+        entry.update(
+            domain=f"{c.topology_key}={value}",
+            matchingPods=count,
+            skew=count + hard.self_match - hard.min_match,
+            matchedPods=self._domain_pods(cycle, c, members),
+        )
+        return entry
+
+    def _explain_soft(self, cycle: Cycle, soft: SoftConstraint, node: int) -> dict[str, Any]:
+        c = soft.constraint
+        entry: dict[str, Any] = {
+            "constraint": c.index,
+            "topologyKey": c.topology_key,
+            "maxSkew": c.max_skew,
+            "selector": c.selector.text(),
+            "domains": soft.size,
+            "weight": soft.weight,
+        }
+        if not soft.has_key[node]:
+            entry["domain"] = None
+            return entry
+        nodes = np.array([node], dtype=np.int64)
+        count = int(soft.counts(nodes)[0])
+        if c.topology_key == HOSTNAME:
+            members = nodes
+        else:
+            members = np.flatnonzero(soft.counted & (soft.domains == soft.domains[node]))
+        entry.update(
+            domain=f"{c.topology_key}={cycle.snapshot.nodes[node].labels[c.topology_key]}",
+            matchingPods=count,
+            contribution=count * soft.weight + (c.max_skew - 1),
+            matchedPods=self._domain_pods(cycle, c, members),
+        )
+        return entry
+
+
+def _value(snapshot: Snapshot, key: str, code: int) -> str:
+    vocabulary = snapshot.label_column(key).vocabulary
+    return next(v for v, k in vocabulary.items() if k == code)

@@ -1,0 +1,172 @@
+"""Label selectors over *pods*, and per-node counts of the pods a selector matches.
+
+PodTopologySpread and InterPodAffinity both ask "how many pods of these namespaces matching
+this selector run on each node?" for every node, for every pod they place. :class:`PodCounts`
+answers with an int64 vector per (namespaces, selector), built once by walking the snapshot's
+pods and then kept in step with placements and removals (a :class:`~scoring.snapshot.
+PodListener`), so a scheduling cycle reads a vector instead of walking 50,000 pods.
+
+Selector semantics are ``labels.Selector.Matches`` (k8s.io/apimachinery/pkg/labels/selector.go)
+as built by ``metav1.LabelSelectorAsSelector``: a null selector selects nothing, ``{}`` selects
+everything.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from scoring.config import field_errors as fe
+from scoring.objects import Pod
+from scoring.selectors import Requirement, SelectorError, parse_label_selector
+from scoring.snapshot import IntArray, Snapshot
+
+_COUNTS_KEY = "podselectors:counts"
+MAX_CACHED_SELECTORS = 512
+
+
+def requirement_matches(req: Requirement, labels: Mapping[str, str]) -> bool:
+    """``labels.Requirement.Matches`` for the label-selector operators."""
+    match req.operator:
+        case "In" | "Equals":
+            return req.key in labels and labels[req.key] in req.values
+        case "NotIn":
+            return req.key not in labels or labels[req.key] not in req.values
+        case "Exists":
+            return req.key in labels
+        case "DoesNotExist":
+            return req.key not in labels
+    return False
+
+
+@dataclass(frozen=True)
+class PodSelector:
+    """A parsed ``labels.Selector``; ``requirements`` None is ``labels.Nothing()``."""
+
+    requirements: tuple[Requirement, ...] | None
+
+    @property
+    def empty(self) -> bool:
+        """``Selector.Empty()``: no requirements (``labels.Everything()``); Nothing is not empty."""
+        return self.requirements == ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        if self.requirements is None:
+            return False
+        return all(requirement_matches(r, labels) for r in self.requirements)
+
+    def add(self, requirements: Iterable[Requirement]) -> PodSelector:
+        """``Selector.Add``: Nothing stays Nothing."""
+        if self.requirements is None:
+            return self
+        return PodSelector((*self.requirements, *requirements))
+
+    def text(self) -> str:
+        """Readable form for explanations (``<nothing>`` / ``<everything>`` as Go prints them)."""
+        if self.requirements is None:
+            return "<nothing>"
+        if not self.requirements:
+            return "<everything>"
+        return ",".join(_text(r) for r in self.requirements)
+
+
+def _text(req: Requirement) -> str:
+    if req.operator == "Equals":
+        return f"{req.key}={req.values[0]}"
+    return str(req)
+
+
+NOTHING = PodSelector(None)
+EVERYTHING = PodSelector(())
+
+
+def label_selector(raw: Any, path: str) -> PodSelector:
+    """``metav1.LabelSelectorAsSelector``; raises ``SelectorError`` naming ``path`` on bad input."""
+    if raw is None:
+        return NOTHING
+    if not isinstance(raw, Mapping):
+        raise SelectorError([fe.invalid(path, raw, "must be an object")])
+    return PodSelector(tuple(parse_label_selector(raw, path)))
+
+
+def selector_from_set(labels: Mapping[str, str]) -> PodSelector:
+    """``labels.SelectorFromSet`` / ``Set.AsSelector``: one equality per key, sorted by key."""
+    return PodSelector(tuple(Requirement(k, "Equals", (labels[k],)) for k in sorted(labels)))
+
+
+# -- per-node counts ----------------------------------------------------------------------------
+
+Scope = frozenset[str] | None  # namespaces; None means every namespace
+
+
+@dataclass(frozen=True)
+class CountKey:
+    scope: Scope
+    selector: PodSelector
+    skip_terminating: bool
+
+
+def _in_scope(scope: Scope, namespace: str) -> bool:
+    return scope is None or namespace in scope
+
+
+class PodCounts:
+    """Matching-pod counts per node for the (namespaces, selector) pairs asked for so far.
+
+    Vectors are built on first use and updated on every placement or removal; the least recently
+    used beyond :data:`MAX_CACHED_SELECTORS` are dropped (and rebuilt if asked for again).
+    """
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self._vectors: OrderedDict[CountKey, IntArray] = OrderedDict()
+
+    def counts(self, snapshot: Snapshot, key: CountKey) -> IntArray:
+        """Per node: pods in ``key.scope`` whose labels ``key.selector`` matches (read-only)."""
+        vector = self._vectors.get(key)
+        if vector is None:
+            vector = np.zeros(len(snapshot), dtype=np.int64)
+            for node, pods in enumerate(snapshot.pods_on_node):
+                vector[node] = sum(1 for pod in pods if _counted(key, pod))
+            vector.flags.writeable = False
+            self._vectors[key] = vector
+            if len(self._vectors) > MAX_CACHED_SELECTORS:
+                self._vectors.popitem(last=False)
+        else:
+            self._vectors.move_to_end(key)
+        return vector
+
+    def _update(self, pod: Pod, node: int, delta: int) -> None:
+        for key, vector in self._vectors.items():
+            if _counted(key, pod):
+                vector.flags.writeable = True
+                vector[node] += delta
+                vector.flags.writeable = False
+
+    def pod_added(self, pod: Pod, node: int) -> None:
+        self._update(pod, node, +1)
+
+    def pod_removed(self, pod: Pod, node: int) -> None:
+        self._update(pod, node, -1)
+
+    def node_event(self, kind: str, node: int) -> None:
+        """Counts depend on pods only: Node, NodeMetric and NRT changes leave them valid."""
+
+
+def _counted(key: CountKey, pod: Pod) -> bool:
+    if key.skip_terminating and pod.terminating:
+        return False
+    return _in_scope(key.scope, pod.namespace) and key.selector.matches(pod.labels)
+
+
+def pod_counts(snapshot: Snapshot, key: CountKey) -> IntArray:
+    """The snapshot's :class:`PodCounts` vector for ``key``."""
+    return snapshot.extension(_COUNTS_KEY, PodCounts).counts(snapshot, key)
+
+
+def matching_pods(snapshot: Snapshot, key: CountKey, nodes: Iterable[int]) -> list[Pod]:
+    """The pods behind the counts on ``nodes`` (for explanations; walks those nodes only)."""
+    return [pod for node in nodes for pod in snapshot.pods_on_node[node] if _counted(key, pod)]
