@@ -23,6 +23,7 @@ REGISTRY: dict[str, str] = {
     "NodeResourceTopologyMatch": "scoring.plugins.nrt:NodeResourceTopologyMatch",
     "LimitAware": "scoring.plugins.limitaware:LimitAware",
     "PodTopologySpread": "scoring.plugins.podtopologyspread:PodTopologySpread",
+    "InterPodAffinity": "scoring.plugins.interpodaffinity:InterPodAffinity",
 }
 
 UNMODELLED: dict[str, str] = {
@@ -32,7 +33,6 @@ UNMODELLED: dict[str, str] = {
     "NodeVolumeLimits": "volumes are not modelled",
     "VolumeBinding": "volumes are not modelled",
     "VolumeZone": "volumes are not modelled",
-    "InterPodAffinity": "inter-pod affinity is not modelled yet",
     "DefaultPreemption": "preemption is not modelled",
     "ImageLocality": "container images on nodes are not modelled",
     "DefaultBinder": "binding does not affect node choice",

@@ -31,7 +31,7 @@ LOAD_ESTIMATION_PREFIX = "scheduling.koordinator.sh/load-estimated-"
 # Pod fields folded into the key, and fields deliberately left out (with the reason).
 HASHED_POD_FIELDS = frozenset(
     {
-        "namespace",  # PodTopologySpread counts pods of the pod's namespace
+        "namespace",  # PodTopologySpread and InterPodAffinity (term namespaces, namespace labels)
         "scheduler_name",  # picks the profile
         "node_name",  # NodeName
         "priority",  # Koordinator priority class (LoadAwareScheduling)
