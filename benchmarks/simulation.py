@@ -39,7 +39,7 @@ from scoring.simulation.cache import EquivalenceCache
 from scoring.simulation.journal import journal
 from scoring.simulation.simulator import SimulationRun, simulate
 from scoring.simulation.synthetic_workload import generate_deployments
-from scoring.simulation.workload import expand_workload
+from scoring.simulation.workload import expand_workload, workload_controllers
 from scoring.snapshot import Snapshot
 from scoring.synthetic import generate_cluster
 
@@ -77,9 +77,11 @@ def cluster(args: argparse.Namespace) -> Snapshot:
     return snapshot
 
 
-def workload(args: argparse.Namespace) -> list[Pod]:
+def workload(args: argparse.Namespace, snapshot: Snapshot) -> list[Pod]:
+    """The workload's pods; their ReplicaSets join the snapshot (system default spreading)."""
     deployments = generate_deployments(count=args.deployments, replicas=args.replicas, seed=1)
     pods = [parse_pod(obj) for obj in expand_workload(deployments, seed=1)]
+    snapshot.add_cluster_objects(workload_controllers(deployments))
     if args.order == "interleaved":  # replicas of different deployments mixed, not grouped
         random.Random(7).shuffle(pods)
     return pods
@@ -164,7 +166,7 @@ def main() -> None:
     snapshot = cluster(args)
     bound = sum(len(p) for p in snapshot.pods_on_node)
     print(f"cluster: {len(snapshot)} nodes, {bound} bound pods, {len(snapshot.topologies)} NRTs")
-    pods = timed("expand and parse the workload", lambda: workload(args))
+    pods = timed("expand and parse the workload", lambda: workload(args, snapshot))
     engine = Engine(load_configuration(EXTENDED_PROFILE))
     if args.per_plugin:
         engine.evaluate(pods[0], snapshot, NOW)

@@ -312,6 +312,14 @@ class Snapshot:
                 del self._extensions[key]
                 self._listeners = [other for other in self._listeners if other is not state]
 
+    def add_cluster_objects(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        """Register Services, controllers or Namespaces (e.g. a simulated workload's
+        ReplicaSets); other kinds are ignored. Plugin state reading them is per cycle."""
+        for obj in objects:
+            group = _group(str(obj.get("kind", "")), str(obj.get("apiVersion", "")))
+            if group in CLUSTER_OBJECT_KINDS:
+                self.cluster_objects.add(group, obj)
+
     def copy(self) -> Snapshot:
         """An independent snapshot in the same state, plugin extensions included.
 

@@ -15,6 +15,7 @@ from scoring.engine import Engine
 from scoring.framework import Code
 from scoring.objects import parse_pod
 from scoring.plugins.podtopologyspread.plugin import go_round
+from scoring.simulation.workload import expand_workload, workload_controllers
 from scoring.snapshot import Snapshot
 from tests.scoring.builders import (
     make_container,
@@ -254,7 +255,8 @@ def test_simulate_counts_earlier_placements_when_spreading(
         make_node("small", {"cpu": 8000, "memory": 16 * GI, "pods": 110}, labels={ZONE: "z2"}),
     ]
     fit = {"scoringStrategy": {"type": "MostAllocated"}}
-    config = single_profile_config({}, [{"name": "NodeResourcesFit", "args": fit}])
+    no_defaults = {"name": PLUGIN, "args": {"defaultingType": "List"}}  # explicit constraints only
+    config = single_profile_config({}, [{"name": "NodeResourcesFit", "args": fit}, no_defaults])
     placed = {}
     for spread in (False, True):
         result = run_cli(
@@ -274,3 +276,42 @@ def test_simulate_counts_earlier_placements_when_spreading(
         placed[spread] = [p["selectedNode"] for p in run["pods"]]
     assert placed[False] == ["small", "small"]
     assert placed[True] == ["small", "big"]
+
+
+def test_simulate_applies_system_default_spreading_through_the_workloads_replica_set(
+    tmp_path: Path,
+) -> None:
+    """The Deployment's ReplicaSet joins the snapshot, so its replicas get the system default
+    constraints (hostname, zone): they spread where MostAllocated alone would pack them."""
+    nodes = [make_node(f"n{i}", {"cpu": 8000, "memory": 16 * GI, "pods": 110}) for i in range(2)]
+    fit = {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}
+    spread = single_profile_config({}, [fit])
+    packed = single_profile_config({"multiPoint": {"disabled": [{"name": PLUGIN}]}}, [fit])
+    placed = {}
+    for name, config in (("spread", spread), ("packed", packed)):
+        result = run_cli(
+            "simulate",
+            "--cluster",
+            str(write_json(tmp_path / "cluster.json", object_list(nodes))),
+            "--config",
+            str(write_json(tmp_path / f"{name}.json", config)),
+            "--workload",
+            str(write_json(tmp_path / "w.json", object_list([deployment(spread=False)]))),
+            "--format",
+            "json",
+        )
+        assert result.returncode == 0, result.stderr
+        (run,) = json.loads(result.stdout)["runs"]
+        placed[name] = [p["selectedNode"] for p in run["pods"]]
+    assert placed["packed"] == ["n0", "n0"]
+    assert placed["spread"] == ["n0", "n1"]
+
+
+def test_workload_controllers_mirror_the_deployment_controller() -> None:
+    workload = [deployment(spread=False)]
+    (rs,) = workload_controllers(workload)
+    pods = expand_workload(workload)
+    owner = pods[0]["metadata"]["ownerReferences"][0]
+    assert (rs["kind"], rs["metadata"]["name"]) == (owner["kind"], owner["name"])
+    template_hash = pods[0]["metadata"]["labels"]["pod-template-hash"]
+    assert rs["spec"]["selector"]["matchLabels"]["pod-template-hash"] == template_hash
