@@ -3,7 +3,7 @@
 Run outside the test suite:
     .venv/bin/python -m benchmarks.simulation [--nodes 5000] [--pods-per-node 10]
         [--deployments 100] [--replicas 100] [--nrt-nodes 250] [--order grouped|interleaved]
-        [--skip-uncached] [--per-plugin]
+        [--skip-uncached] [--per-plugin] [--disable PLUGIN ...]
 
 Builds a synthetic cluster (default 5,000 nodes, 50,000 bound pods), expands the Deployments
 into pods, and places them one after another with the default profile plus LoadAwareScheduling,
@@ -19,6 +19,7 @@ they were measured on: docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import copy
 import random
 import resource
 import statistics
@@ -151,6 +152,15 @@ def _micro(fn: Callable[[], object], before: Callable[[], None] | None = None) -
     return statistics.median(samples)
 
 
+def profile(disabled: list[str]) -> dict[str, Any]:
+    """The extended profile with ``disabled`` plugins left out (to measure what they cost)."""
+    config = copy.deepcopy(EXTENDED_PROFILE)
+    if disabled:
+        multi = config["profiles"][0]["plugins"]["multiPoint"]
+        multi["disabled"] = [{"name": name} for name in disabled]
+    return config
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=5000)
@@ -161,13 +171,16 @@ def main() -> None:
     parser.add_argument("--order", choices=("grouped", "interleaved"), default="grouped")
     parser.add_argument("--skip-uncached", action="store_true")
     parser.add_argument("--per-plugin", action="store_true", help="time each plugin, then stop")
+    parser.add_argument(
+        "--disable", action="append", default=[], metavar="PLUGIN", help="leave a plugin out"
+    )
     args = parser.parse_args()
 
     snapshot = cluster(args)
     bound = sum(len(p) for p in snapshot.pods_on_node)
     print(f"cluster: {len(snapshot)} nodes, {bound} bound pods, {len(snapshot.topologies)} NRTs")
     pods = timed("expand and parse the workload", lambda: workload(args, snapshot))
-    engine = Engine(load_configuration(EXTENDED_PROFILE))
+    engine = Engine(load_configuration(profile(args.disable)))
     if args.per_plugin:
         engine.evaluate(pods[0], snapshot, NOW)
         per_plugin(engine, snapshot, pods)

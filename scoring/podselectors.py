@@ -13,9 +13,11 @@ everything.
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -90,7 +92,13 @@ def label_selector(raw: Any, path: str) -> PodSelector:
         return NOTHING
     if not isinstance(raw, Mapping):
         raise SelectorError([fe.invalid(path, raw, "must be an object")])
-    return PodSelector(tuple(parse_label_selector(raw, path)))
+    return _parsed(json.dumps(raw, sort_keys=True, default=str), path)
+
+
+@lru_cache(maxsize=4096)
+def _parsed(canonical: str, path: str) -> PodSelector:
+    """Parsing validates every key and value; replicas repeat the same selectors every cycle."""
+    return PodSelector(tuple(parse_label_selector(json.loads(canonical), path)))
 
 
 def selector_from_set(labels: Mapping[str, str]) -> PodSelector:
@@ -114,34 +122,64 @@ def _in_scope(scope: Scope, namespace: str) -> bool:
     return scope is None or namespace in scope
 
 
+Signature = tuple[str, bool, tuple[tuple[str, str], ...]]  # namespace, terminating, labels
+
+
+def _signature(pod: Pod) -> Signature:
+    return (pod.namespace, pod.terminating, tuple(sorted(pod.labels.items())))
+
+
 class PodCounts:
     """Matching-pod counts per node for the (namespaces, selector) pairs asked for so far.
 
-    Vectors are built on first use and updated on every placement or removal; the least recently
-    used beyond :data:`MAX_CACHED_SELECTORS` are dropped (and rebuilt if asked for again).
+    Pods are indexed by their *signature* (namespace, terminating, labels): replicas share one,
+    so a new selector is matched once per signature, not once per pod, and a placement updates
+    only the vectors its signature is known to match. Vectors are built on first use and the
+    least recently used beyond :data:`MAX_CACHED_SELECTORS` are dropped (rebuilt if asked again).
     """
 
     def __init__(self, snapshot: Snapshot) -> None:
+        self._size = len(snapshot)
         self._vectors: OrderedDict[CountKey, IntArray] = OrderedDict()
+        self._nodes: dict[Signature, list[int]] = {}  # node of each pod, per signature
+        self._matches: dict[Signature, set[CountKey]] = {}  # cached keys the signature matches
+        for node, pods in enumerate(snapshot.pods_on_node):
+            for pod in pods:
+                self._nodes.setdefault(_signature(pod), []).append(node)
 
     def counts(self, snapshot: Snapshot, key: CountKey) -> IntArray:
         """Per node: pods in ``key.scope`` whose labels ``key.selector`` matches (read-only)."""
         vector = self._vectors.get(key)
-        if vector is None:
-            vector = np.zeros(len(snapshot), dtype=np.int64)
-            for node, pods in enumerate(snapshot.pods_on_node):
-                vector[node] = sum(1 for pod in pods if _counted(key, pod))
-            vector.flags.writeable = False
-            self._vectors[key] = vector
-            if len(self._vectors) > MAX_CACHED_SELECTORS:
-                self._vectors.popitem(last=False)
-        else:
+        if vector is not None:
             self._vectors.move_to_end(key)
+            return vector
+        nodes: list[int] = []
+        for signature, members in self._nodes.items():
+            if _signature_counted(key, signature):  # empty signatures too: pods may come back
+                nodes.extend(members)
+                self._matches.setdefault(signature, set()).add(key)
+        vector = np.bincount(np.array(nodes, dtype=np.int64), minlength=self._size)
+        vector.flags.writeable = False
+        self._vectors[key] = vector
+        if len(self._vectors) > MAX_CACHED_SELECTORS:
+            self._vectors.popitem(last=False)  # its entries in _matches are skipped from now on
         return vector
 
     def _update(self, pod: Pod, node: int, delta: int) -> None:
-        for key, vector in self._vectors.items():
-            if _counted(key, pod):
+        signature = _signature(pod)
+        members = self._nodes.get(signature)
+        if members is None:
+            members = self._nodes[signature] = []
+            self._matches[signature] = {
+                k for k in self._vectors if _signature_counted(k, signature)
+            }
+        if delta > 0:
+            members.append(node)
+        else:
+            members.remove(node)
+        for key in self._matches.get(signature, ()):
+            vector = self._vectors.get(key)
+            if vector is not None:
                 vector.flags.writeable = True
                 vector[node] += delta
                 vector.flags.writeable = False
@@ -154,6 +192,13 @@ class PodCounts:
 
     def node_event(self, kind: str, node: int) -> None:
         """Counts depend on pods only: Node, NodeMetric and NRT changes leave them valid."""
+
+
+def _signature_counted(key: CountKey, signature: Signature) -> bool:
+    namespace, terminating, labels = signature
+    if key.skip_terminating and terminating:
+        return False
+    return _in_scope(key.scope, namespace) and key.selector.matches(dict(labels))
 
 
 def _counted(key: CountKey, pod: Pod) -> bool:

@@ -67,6 +67,7 @@ REASON_MISSING_LABEL = REASON_CONSTRAINTS + " (missing required label)"
 _FILTER_KEY = "PreFilterPodTopologySpread"
 _SCORE_KEY = "PreScorePodTopologySpread"
 _NODE_MASKS_KEY = "PodTopologySpread/node-masks"
+_DOMAINS_KEY = "PodTopologySpread/domains"
 _DO_NOT_SCHEDULE_TAINTS = ("NoSchedule", "NoExecute")
 _EXPLAINED_PODS = 20  # matching pods named per domain in an explanation
 
@@ -78,45 +79,65 @@ FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 
 @dataclass(frozen=True)
 class NodeMasks:
-    """Per node: matches the pod's required node affinity; has no untolerated hard taint."""
+    """Per node: matches the pod's required node affinity; has no untolerated hard taint.
+    None means every node (the common case: no nodeSelector, no required affinity)."""
 
-    affinity: BoolArray
-    tolerated: BoolArray
+    affinity: BoolArray | None
+    tolerated: BoolArray | None
 
 
 def _node_masks(cycle: Cycle) -> NodeMasks:
     masks: NodeMasks | None = cycle.state.get(_NODE_MASKS_KEY)
     if masks is None:
-        snapshot, pod = cycle.snapshot, cycle.pod
-        # nodeaffinity.GetRequiredNodeAffinity(pod).Match, parse errors ignored
-        affinity = match_labels(snapshot, pod.node_selector)
-        terms = required_terms(pod)
-        if terms is not None:
-            affinity &= terms_mask(snapshot, terms)
-        blocked = np.array(
-            [
-                any(
-                    t.effect in _DO_NOT_SCHEDULE_TAINTS
-                    and not tolerated(pod.tolerations, t, comparison_operators=False)
-                    for t in taints
-                )
-                for taints in snapshot.taint_sets
-            ],
-            dtype=bool,
-        )
-        masks = NodeMasks(affinity, ~blocked[snapshot.taint_set_ids])
+        masks = NodeMasks(_affinity_mask(cycle), _tolerated_mask(cycle))
         cycle.state[_NODE_MASKS_KEY] = masks
     return masks
 
 
-def _included(masks: NodeMasks, constraint: Constraint) -> BoolArray:
-    """``matchNodeInclusionPolicies`` on every node."""
-    included = np.ones(len(masks.affinity), dtype=bool)
-    if constraint.node_affinity_policy == HONOR:
-        included &= masks.affinity
-    if constraint.node_taints_policy == HONOR:
-        included &= masks.tolerated
+def _affinity_mask(cycle: Cycle) -> BoolArray | None:
+    """``nodeaffinity.GetRequiredNodeAffinity(pod).Match``, parse errors ignored."""
+    snapshot, pod = cycle.snapshot, cycle.pod
+    terms = required_terms(pod)
+    if not pod.node_selector and terms is None:
+        return None
+    affinity = match_labels(snapshot, pod.node_selector)
+    if terms is not None:
+        affinity &= terms_mask(snapshot, terms)
+    return affinity
+
+
+def _tolerated_mask(cycle: Cycle) -> BoolArray | None:
+    snapshot, pod = cycle.snapshot, cycle.pod
+    blocked = np.array(
+        [
+            any(
+                t.effect in _DO_NOT_SCHEDULE_TAINTS
+                and not tolerated(pod.tolerations, t, comparison_operators=False)
+                for t in taints
+            )
+            for taints in snapshot.taint_sets
+        ],
+        dtype=bool,
+    )
+    if not blocked.any():
+        return None
+    result: BoolArray = ~blocked[snapshot.taint_set_ids]
+    return result
+
+
+def _included(cycle: Cycle, constraint: Constraint) -> BoolArray | None:
+    """``matchNodeInclusionPolicies`` on every node (None: every node is included)."""
+    masks = _node_masks(cycle)
+    included: BoolArray | None = None
+    if constraint.node_affinity_policy == HONOR and masks.affinity is not None:
+        included = masks.affinity
+    if constraint.node_taints_policy == HONOR and masks.tolerated is not None:
+        included = masks.tolerated if included is None else included & masks.tolerated
     return included
+
+
+def _and(mask: BoolArray, other: BoolArray | None) -> BoolArray:
+    return mask if other is None else mask & other
 
 
 def _count_key(pod: Pod, constraint: Constraint) -> CountKey:
@@ -167,7 +188,7 @@ def _hard_constraint(cycle: Cycle, constraint: Constraint, has_keys: BoolArray) 
     snapshot = cycle.snapshot
     column = snapshot.label_column(constraint.topology_key)
     codes = column.codes.astype(np.int64)
-    counted = has_keys & _included(_node_masks(cycle), constraint)
+    counted = _and(has_keys, _included(cycle, constraint))
     size = len(column.vocabulary) + 1  # the last slot stays 0: it is read for missing keys
     per_node = _node_counts(snapshot, cycle.pod, constraint)
     domain_counts = np.bincount(codes[counted], weights=per_node[counted], minlength=size)
@@ -218,12 +239,22 @@ class ScoreState:
 
 
 def _domain_indices(snapshot: Snapshot, key: str) -> tuple[IntArray, BoolArray, int]:
-    """Per node the domain index of ``node.Labels[key]``; Go reads a missing key as ``""``."""
-    column = snapshot.label_column(key)
-    codes = column.codes.astype(np.int64)
-    has_key = codes >= 0
-    empty = column.vocabulary.get("", len(column.vocabulary))
-    return np.where(has_key, codes, empty), has_key, len(column.vocabulary) + 1
+    """Per node the domain index of ``node.Labels[key]``; Go reads a missing key as ``""``.
+
+    Kept per snapshot until a Node changes (a plain-dict extension is dropped on node events).
+    """
+    cache: dict[str, tuple[IntArray, BoolArray, int]] = snapshot.extension(_DOMAINS_KEY, _new_dict)
+    if key not in cache:
+        column = snapshot.label_column(key)
+        codes = column.codes.astype(np.int64)
+        has_key = codes >= 0
+        empty = column.vocabulary.get("", len(column.vocabulary))
+        cache[key] = (np.where(has_key, codes, empty), has_key, len(column.vocabulary) + 1)
+    return cache[key]
+
+
+def _new_dict(_: Snapshot) -> dict[str, tuple[IntArray, BoolArray, int]]:
+    return {}
 
 
 def _soft_constraint(
@@ -241,7 +272,7 @@ def _soft_constraint(
         n_domains = int(scored.sum())
     else:
         present = np.bincount(domains[scored], minlength=size) > 0
-        counted = counted_nodes & _included(_node_masks(cycle), constraint) & present[domains]
+        counted = _and(counted_nodes, _included(cycle, constraint)) & present[domains]
         domain_counts = np.bincount(
             domains[counted], weights=node_counts[counted], minlength=size
         ).astype(np.int64)
