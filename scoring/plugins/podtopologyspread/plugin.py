@@ -153,9 +153,10 @@ def _node_counts(snapshot: Snapshot, pod: Pod, constraint: Constraint) -> IntArr
 
 def _has_keys(snapshot: Snapshot, constraints: Sequence[Constraint]) -> BoolArray:
     """``nodeLabelsMatchSpreadConstraints``: the node has every constraint's topology key."""
-    result = np.ones(len(snapshot), dtype=bool)
-    for c in constraints:
-        result &= snapshot.label_column(c.topology_key).codes >= 0
+    masks = [_domain_indices(snapshot, c.topology_key)[1] for c in constraints]
+    result = masks[0].copy()
+    for mask in masks[1:]:
+        result &= mask
     return result
 
 
@@ -223,6 +224,7 @@ class SoftConstraint:
     counted: BoolArray  # nodes whose pods count towards their domain
     size: int  # the number of domains among the scored nodes
     weight: float  # topologyNormalizingWeight(size)
+    everywhere: bool  # every node has the key (the score needs no mask)
 
     def counts(self, nodes: IntArray) -> IntArray:
         if self.constraint.topology_key == HOSTNAME:
@@ -236,6 +238,7 @@ class ScoreState:
     constraints: list[SoftConstraint]
     ignored: BoolArray  # per node: scored nodes lacking a topology key (score 0)
     feasible: IntArray  # the nodes PreScore was given (NormalizeScore's list)
+    any_ignored: bool = False
 
 
 def _domain_indices(snapshot: Snapshot, key: str) -> tuple[IntArray, BoolArray, int]:
@@ -286,6 +289,7 @@ def _soft_constraint(
         counted=counted,
         size=n_domains,
         weight=math.log(n_domains + 2),  # topologyNormalizingWeight
+        everywhere=bool(has_key.all()),
     )
 
 
@@ -397,6 +401,7 @@ class PodTopologySpread(Plugin):
             [_soft_constraint(cycle, c, scored & ~ignored, counted_nodes) for c in constraints],
             ignored,
             feasible,
+            bool(ignored.any()),
         )
         return SUCCESS
 
@@ -411,15 +416,16 @@ class PodTopologySpread(Plugin):
         total = np.zeros(len(feasible), dtype=np.float64)
         for soft in state.constraints:
             part = soft.counts(feasible) * soft.weight + float(soft.constraint.max_skew - 1)
-            total += np.where(soft.has_key[feasible], part, 0.0)
+            total += part if soft.everywhere else np.where(soft.has_key[feasible], part, 0.0)
         raw = go_round(total)
-        raw[state.ignored[feasible]] = 0
+        if state.any_ignored:
+            raw[state.ignored[feasible]] = 0
         return raw
 
     def normalize(self, cycle: Cycle, scores: IntArray) -> IntArray:
         state = self._score_state(cycle)
         skip = state.ignored[state.feasible]  # ``scores`` is aligned with PreScore's nodes
-        kept = scores[~skip]
+        kept = scores[~skip] if state.any_ignored else scores
         if len(kept) == 0:
             return np.zeros_like(scores)
         low, high = int(kept.min()), int(kept.max())
