@@ -34,7 +34,7 @@ import numpy as np
 from benchmarks.engine import EXTENDED_PROFILE
 from scoring.config import load_configuration
 from scoring.engine import Engine
-from scoring.framework import Cycle
+from scoring.framework import Code, Cycle
 from scoring.objects import Pod, parse_pod
 from scoring.simulation.cache import EquivalenceCache
 from scoring.simulation.journal import journal
@@ -110,8 +110,10 @@ def per_plugin(engine: Engine, snapshot: Snapshot, pods: list[Pod]) -> None:
     for plugin in framework.pre_filters:
         plugin.pre_filter(cycle)
     everywhere = np.arange(len(snapshot), dtype=np.int64)
+    skipped = set()  # PreScore said Skip: the engine does not score them for this pod
     for plugin in framework.pre_scores:
-        plugin.pre_score(cycle, everywhere)
+        if plugin.pre_score(cycle, everywhere).code == Code.SKIP:
+            skipped.add(plugin.name)
     cache = EquivalenceCache()
     results = cache.bind(pod, snapshot, NOW)
     log = journal(snapshot)
@@ -131,6 +133,9 @@ def per_plugin(engine: Engine, snapshot: Snapshot, pods: list[Pod]) -> None:
         print(f"{plugin.name:<34}{'filter':<7}" + "".join(f"{v:>10.1f}" for v in row))
     for scored in framework.scores:
         plugin = scored.plugin
+        if plugin.name in skipped:
+            print(f"{plugin.name:<34}{'score':<7}  skipped by its PreScore for this pod")
+            continue
         results.score(plugin, cycle, everywhere)
         row = [
             _micro(lambda p=plugin: p.score(cycle, everywhere)),
