@@ -212,6 +212,19 @@ def pod_counts(snapshot: Snapshot, key: CountKey) -> IntArray:
     return snapshot.extension(_COUNTS_KEY, PodCounts).counts(snapshot, key)
 
 
-def matching_pods(snapshot: Snapshot, key: CountKey, nodes: Iterable[int]) -> list[Pod]:
-    """The pods behind the counts on ``nodes`` (for explanations; walks those nodes only)."""
-    return [pod for node in nodes for pod in snapshot.pods_on_node[node] if _counted(key, pod)]
+def matching_pods(
+    snapshot: Snapshot, key: CountKey, nodes: Iterable[int], limit: int | None = None
+) -> list[Pod]:
+    """The pods behind the counts on ``nodes``, at most ``limit`` (for explanations: only the
+    given nodes that have a matching pod are walked)."""
+    counts = pod_counts(snapshot, key)
+    found: list[Pod] = []
+    for node in nodes:
+        if not counts[node]:
+            continue
+        for pod in snapshot.pods_on_node[node]:
+            if _counted(key, pod):
+                found.append(pod)
+                if limit is not None and len(found) >= limit:
+                    return found
+    return found

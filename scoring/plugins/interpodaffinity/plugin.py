@@ -394,13 +394,17 @@ def _on_domain(snapshot: Snapshot, group: TermGroup, node: int) -> bool:
 
 
 def _owners(snapshot: Snapshot, group: TermGroup, node: int) -> list[str]:
+    """Up to 20 pods in the node's domain carrying ``group``'s term (walks only nodes with one)."""
     index = existing_terms(snapshot)
-    pods = [
-        p.key
-        for i in _domain_nodes(snapshot, group.term.topology_key, node)
-        for p in snapshot.pods_on_node[int(i)]
-        if group in index.pod_groups(p)
-    ]
+    vector = index.counts.get(group)
+    if vector is None:
+        return []
+    members = _domain_nodes(snapshot, group.term.topology_key, node)
+    pods: list[str] = []
+    for i in members[vector[members] > 0]:
+        pods += [p.key for p in snapshot.pods_on_node[int(i)] if group in index.pod_groups(p)]
+        if len(pods) >= _EXPLAINED_PODS:
+            break
     return pods[:_EXPLAINED_PODS]
 
 
@@ -412,12 +416,13 @@ def _domain_entry(
     key: CountKey | None,
 ) -> dict[str, Any]:
     members = _domain_nodes(snapshot, term.topology_key, node)
-    pods = [] if key is None else matching_pods(snapshot, key, (int(i) for i in members))
+    matching = 0 if key is None else int(pod_counts(snapshot, key)[members].sum())
+    pods = [] if key is None else matching_pods(snapshot, key, members.tolist(), _EXPLAINED_PODS)
     entry: dict[str, Any] = {
         "term": term.text(),
         "domain": _domain(snapshot, term.topology_key, node),
-        "matchingPods": len(pods),
-        "matchedPods": [p.key for p in pods[:_EXPLAINED_PODS]],
+        "matchingPods": matching,
+        "matchedPods": [p.key for p in pods],
     }
     if counts is not None:
         entry["count"] = int(counts.at_nodes(term.topology_key)[node])

@@ -26,7 +26,7 @@ plugin.go}.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +68,7 @@ _FILTER_KEY = "PreFilterPodTopologySpread"
 _SCORE_KEY = "PreScorePodTopologySpread"
 _NODE_MASKS_KEY = "PodTopologySpread/node-masks"
 _DOMAINS_KEY = "PodTopologySpread/domains"
+_EXPLAINED_KEY = "PodTopologySpread/explained"
 _DO_NOT_SCHEDULE_TAINTS = ("NoSchedule", "NoExecute")
 _EXPLAINED_PODS = 20  # matching pods named per domain in an explanation
 
@@ -452,11 +453,25 @@ class PodTopologySpread(Plugin):
             ]
         return detail or None
 
-    def _domain_pods(self, cycle: Cycle, constraint: Constraint, nodes: IntArray) -> list[str]:
+    def _domain_pods(
+        self,
+        cycle: Cycle,
+        constraint: Constraint,
+        memo: tuple[str, int, int],
+        members: Callable[[], IntArray],
+    ) -> list[str]:
+        """Up to 20 matching pods of a domain, found once per domain (every node of a zone
+        shows the same list)."""
         if not constraint.selector.requirements:
             return []
-        pods = matching_pods(cycle.snapshot, _count_key(cycle.pod, constraint), nodes)
-        return [p.key for p in pods[:_EXPLAINED_PODS]]
+        found: dict[tuple[str, int, int], list[str]] = cycle.state.setdefault(_EXPLAINED_KEY, {})
+        if memo not in found:
+            key = _count_key(cycle.pod, constraint)
+            nodes = members().tolist()
+            found[memo] = [
+                p.key for p in matching_pods(cycle.snapshot, key, nodes, _EXPLAINED_PODS)
+            ]
+        return found[memo]
 
     def _explain_hard(self, cycle: Cycle, hard: HardConstraint, node: int) -> dict[str, Any]:
         c = hard.constraint
@@ -476,12 +491,14 @@ class PodTopologySpread(Plugin):
             return entry
         value = _value(cycle.snapshot, c.topology_key, code)
         count = hard.domain_count(node)
-        members = np.flatnonzero(hard.counted & (hard.codes == code))
+        memo = ("hard", c.index, code)
         entry.update(
             domain=f"{c.topology_key}={value}",
             matchingPods=count,
             skew=count + hard.self_match - hard.min_match,
-            matchedPods=self._domain_pods(cycle, c, members),
+            matchedPods=self._domain_pods(
+                cycle, c, memo, lambda: np.flatnonzero(hard.counted & (hard.codes == code))
+            ),
         )
         return entry
 
@@ -500,15 +517,21 @@ class PodTopologySpread(Plugin):
             return entry
         nodes = np.array([node], dtype=np.int64)
         count = int(soft.counts(nodes)[0])
-        if c.topology_key == HOSTNAME:
-            members = nodes
-        else:
-            members = np.flatnonzero(soft.counted & (soft.domains == soft.domains[node]))
+        domain = int(soft.domains[node])
+        hostname = c.topology_key == HOSTNAME
+        memo = ("host", c.index, node) if hostname else ("soft", c.index, domain)
         entry.update(
             domain=f"{c.topology_key}={cycle.snapshot.nodes[node].labels[c.topology_key]}",
             matchingPods=count,
             contribution=count * soft.weight + (c.max_skew - 1),
-            matchedPods=self._domain_pods(cycle, c, members),
+            matchedPods=self._domain_pods(
+                cycle,
+                c,
+                memo,
+                (lambda: nodes)
+                if hostname
+                else (lambda: np.flatnonzero(soft.counted & (soft.domains == domain))),
+            ),
         )
         return entry
 
