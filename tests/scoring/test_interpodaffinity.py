@@ -4,6 +4,7 @@ changing later verdicts (existing pods' terms and the incoming pod's counts foll
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from scoring.config import load_configuration
@@ -12,7 +13,15 @@ from scoring.framework import Code
 from scoring.objects import parse_pod
 from scoring.simulation.simulator import simulate
 from scoring.snapshot import Snapshot
-from tests.scoring.builders import make_node, make_pod, single_profile_config
+from tests.scoring.builders import (
+    evaluate,
+    make_node,
+    make_pod,
+    node_result,
+    plugin_filter,
+    plugin_score,
+    single_profile_config,
+)
 
 GI = 1 << 30
 PLUGIN = "InterPodAffinity"
@@ -123,3 +132,26 @@ def test_preferred_terms_score_explanation_names_term_and_weight() -> None:
         "zone=z1",
         ["default/db"],
     )
+
+
+def test_the_default_profile_runs_both_plugins_at_weight_two(tmp_path: Path) -> None:
+    """No --config: kube-scheduler's default profile, where both plugins score at weight 2."""
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web-1", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}},
+    }
+    owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1", "controller": True}
+    pod = replica("web-2", affinity=anti_affinity("db"))
+    pod["metadata"]["ownerReferences"] = [owner]
+    guard = make_pod("db", node_name="n0", labels={"app": "db"})
+    decision = evaluate(tmp_path, [*nodes(2), guard, rs], pod)
+    assert not {s["plugin"] for s in decision["skippedPlugins"]} & {PLUGIN, "PodTopologySpread"}
+    n0, n1 = (node_result(decision, n) for n in ("n0", "n1"))
+    assert plugin_filter(decision, "n0", PLUGIN)["reason"] == (
+        "node(s) didn't match pod anti-affinity rules"
+    )
+    spread = plugin_score(decision, "n1", "PodTopologySpread")
+    assert spread is not None and spread["weight"] == 2
+    assert "PodTopologySpread" in n1["details"] and not n0["feasible"]
