@@ -146,7 +146,11 @@ def _count_key(pod: Pod, constraint: Constraint) -> CountKey:
 
 
 def _node_counts(snapshot: Snapshot, pod: Pod, constraint: Constraint) -> IntArray:
-    """``countPodsMatchSelector`` on every node: an empty or null selector counts nothing."""
+    """``countPodsMatchSelector`` on every node: an empty or null selector counts nothing.
+
+    ``{}`` counting nothing is 1.35's behaviour (its ``selector.Empty()`` short-circuit, from
+    kubernetes#116607); kubernetes#141339 reports it as a bug, fixed after 1.35 by #141340.
+    """
     if not constraint.selector.requirements:
         return np.zeros(len(snapshot), dtype=np.int64)
     return pod_counts(snapshot, _count_key(pod, constraint))
