@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from scoring.framework import (
+    MAX_NODE_SCORE,
     SKIP,
     SUCCESS,
     Cycle,
@@ -71,7 +72,6 @@ REASON_EXISTING = "node(s) didn't satisfy existing pods anti-affinity rules"
 _FILTER_KEY = "PreFilterInterPodAffinity"
 _SCORE_KEY = "PreScoreInterPodAffinity"
 _EXPLAINED_PODS = 20
-MAX_NODE_SCORE = 100
 
 
 class PairCounts:
