@@ -3,7 +3,7 @@
 Run outside the test suite:
     .venv/bin/python -m benchmarks.simulation [--nodes 5000] [--pods-per-node 10]
         [--deployments 100] [--replicas 100] [--nrt-nodes 250] [--order grouped|interleaved]
-        [--skip-uncached] [--per-plugin] [--disable PLUGIN ...]
+        [--skip-uncached] [--per-plugin] [--disable PLUGIN ...] [--anti-affinity]
 
 Builds a synthetic cluster (default 5,000 nodes, 50,000 bound pods), expands the Deployments
 into pods, and places them one after another with the default profile plus LoadAwareScheduling,
@@ -81,11 +81,29 @@ def cluster(args: argparse.Namespace) -> Snapshot:
 def workload(args: argparse.Namespace, snapshot: Snapshot) -> list[Pod]:
     """The workload's pods; their ReplicaSets join the snapshot (system default spreading)."""
     deployments = generate_deployments(count=args.deployments, replicas=args.replicas, seed=1)
+    if args.anti_affinity:
+        for deployment in deployments:
+            add_anti_affinity(deployment)
     pods = [parse_pod(obj) for obj in expand_workload(deployments, seed=1)]
     snapshot.add_cluster_objects(workload_controllers(deployments))
     if args.order == "interleaved":  # replicas of different deployments mixed, not grouped
         random.Random(7).shuffle(pods)
     return pods
+
+
+def add_anti_affinity(deployment: dict[str, Any]) -> None:
+    """Replicas of a Deployment on distinct nodes (required) and preferably distinct zones."""
+    template = deployment["spec"]["template"]
+    app = template["metadata"]["labels"]["app.kubernetes.io/name"]
+    selector = {"matchLabels": {"app.kubernetes.io/name": app}}
+    host = {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}
+    zone = {"labelSelector": selector, "topologyKey": "topology.kubernetes.io/zone"}
+    template["spec"].setdefault("affinity", {})["podAntiAffinity"] = {
+        "requiredDuringSchedulingIgnoredDuringExecution": [host],
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "podAffinityTerm": zone}
+        ],
+    }
 
 
 def run(engine: Engine, snapshot: Snapshot, pods: list[Pod], *, cache: bool) -> SimulationRun:
@@ -176,6 +194,9 @@ def main() -> None:
     parser.add_argument("--order", choices=("grouped", "interleaved"), default="grouped")
     parser.add_argument("--skip-uncached", action="store_true")
     parser.add_argument("--per-plugin", action="store_true", help="time each plugin, then stop")
+    parser.add_argument(
+        "--anti-affinity", action="store_true", help="every Deployment spreads by pod anti-affinity"
+    )
     parser.add_argument(
         "--disable", action="append", default=[], metavar="PLUGIN", help="leave a plugin out"
     )

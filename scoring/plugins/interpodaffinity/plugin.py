@@ -83,15 +83,23 @@ class PairCounts:
         self.touched: dict[str, BoolArray] = {}
 
     def add(self, key: str, per_node: IntArray, factor: int = 1) -> None:
-        """Add ``factor`` × each node's count to the pair (key, the node's value of key)."""
+        """Add ``factor`` × each node's count to the pair (key, the node's value of key).
+
+        Only nodes with a nonzero count are looked at (counts are sparse: a term's pods sit on
+        few nodes); a pair they reach is *touched* even when ``factor`` is 0, as upstream's map
+        gets an entry.
+        """
         column = self._snapshot.label_column(key)
-        has = column.codes >= 0
         size = len(column.vocabulary) + 1  # the last slot stays 0 (read for missing keys)
-        sums = np.bincount(column.codes[has], weights=per_node[has], minlength=size)
         counts = self.by_key.setdefault(key, np.zeros(size, dtype=np.int64))
-        counts += factor * sums.astype(np.int64)
-        touched = np.bincount(column.codes[has & (per_node != 0)], minlength=size) > 0
-        self.touched[key] = self.touched.get(key, np.zeros(size, dtype=bool)) | touched
+        touched = self.touched.setdefault(key, np.zeros(size, dtype=bool))
+        nodes = np.flatnonzero(per_node)
+        codes = column.codes[nodes]
+        keep = codes >= 0
+        codes, amounts = codes[keep], per_node[nodes[keep]]
+        if len(codes):
+            np.add.at(counts, codes, factor * amounts)
+            touched[codes] = True
 
     def at_nodes(self, key: str) -> IntArray:
         """Each node's count for its own value of ``key`` (0 without the key)."""
