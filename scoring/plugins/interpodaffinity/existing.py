@@ -71,6 +71,7 @@ class ExistingTerms:
     def __init__(self, snapshot: Snapshot) -> None:
         self._size = len(snapshot)
         self.counts: dict[TermGroup, IntArray] = {}
+        self._by_kind: dict[str, dict[TermGroup, IntArray]] = {}
         self._groups: dict[Pod, list[TermGroup]] = {}
         for node, pods in enumerate(snapshot.pods_on_node):
             for pod in pods:
@@ -87,10 +88,11 @@ class ExistingTerms:
             vector = self.counts.get(group)
             if vector is None:
                 vector = self.counts[group] = np.zeros(self._size, dtype=np.int64)
+                self._by_kind.setdefault(group.kind, {})[group] = vector
             vector[node] += delta
 
     def of_kind(self, kind: str) -> Iterator[tuple[TermGroup, IntArray]]:
-        return ((g, v) for g, v in self.counts.items() if g.kind == kind)
+        return iter(self._by_kind.get(kind, {}).items())
 
     def pod_groups(self, pod: Pod) -> list[TermGroup]:
         return self._groups.get(pod, [])

@@ -107,7 +107,7 @@ class PairCounts:
         codes = self._snapshot.label_column(key).codes
         if counts is None:
             return np.zeros(len(codes), dtype=np.int64)
-        result: IntArray = np.where(codes >= 0, counts[codes], 0)
+        result: IntArray = counts[codes]  # code -1 (no such label) reads the last, empty slot
         return result
 
     def positive(self) -> bool:
@@ -270,12 +270,14 @@ class InterPodAffinity(Plugin):
             incoming.append((weighted, sign, key))
         existing = []
         ns_labels = _namespace_labels(snapshot, pod)
-        for group, vector in existing_terms(snapshot).counts.items():
-            signed = self._existing_weight(group)
-            if signed is None or not group.term.matches(pod, ns_labels):
-                continue
-            scores.add(group.term.topology_key, vector, signed)
-            existing.append((group, signed))
+        index = existing_terms(snapshot)
+        for kind in (REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY):
+            for group, vector in index.of_kind(kind):
+                signed = self._existing_weight(group)
+                if signed is None or not group.term.matches(pod, ns_labels):
+                    continue
+                scores.add(group.term.topology_key, vector, signed)
+                existing.append((group, signed))
         if not scores.any_touched():
             return SKIP
         cycle.state[_SCORE_KEY] = ScoreState(scores, feasible, incoming, existing)

@@ -226,7 +226,7 @@ class SoftConstraint:
     domains: IntArray  # per node: its domain's index (a missing key reads as the value "")
     domain_counts: IntArray  # matching pods per domain (unused for the hostname key)
     node_counts: IntArray  # matching pods per node
-    counted: BoolArray  # nodes whose pods count towards their domain
+    counted: BoolArray | None  # nodes whose pods count towards their domain (None: hostname)
     size: int  # the number of domains among the scored nodes
     weight: float  # topologyNormalizingWeight(size)
     everywhere: bool  # every node has the key (the score needs no mask)
@@ -268,22 +268,29 @@ def _new_dict(_: Snapshot) -> dict[str, tuple[IntArray, BoolArray, int]]:
 def _soft_constraint(
     cycle: Cycle,
     constraint: Constraint,
-    scored: BoolArray,
-    counted_nodes: BoolArray,
+    scored: IntArray,
+    counted_nodes: BoolArray | None,
 ) -> SoftConstraint:
+    """``scored``: indices of the feasible nodes not ignored; ``counted_nodes``: nodes whose
+    pods may count (None: every node)."""
     snapshot = cycle.snapshot
     domains, has_key, size = _domain_indices(snapshot, constraint.topology_key)
     node_counts = _node_counts(snapshot, cycle.pod, constraint)
+    domain_counts = np.zeros(size, dtype=np.int64)
     if constraint.topology_key == HOSTNAME:
-        domain_counts = np.zeros(size, dtype=np.int64)
-        counted = np.ones(len(snapshot), dtype=bool)  # Score counts the node's own pods
-        n_domains = int(scored.sum())
+        counted = None  # Score counts the node's own pods
+        n_domains = len(scored)
     else:
-        present = np.bincount(domains[scored], minlength=size) > 0
-        counted = _and(counted_nodes, _included(cycle, constraint)) & present[domains]
-        domain_counts = np.bincount(
-            domains[counted], weights=node_counts[counted], minlength=size
-        ).astype(np.int64)
+        present = np.zeros(size, dtype=bool)
+        present[domains[scored]] = True
+        included = _included(cycle, constraint)
+        counted = present[domains]
+        for mask in (counted_nodes, included):
+            if mask is not None:
+                counted &= mask
+        holding = np.flatnonzero(node_counts)  # only nodes with matching pods add anything
+        holding = holding[counted[holding]]
+        np.add.at(domain_counts, domains[holding], node_counts[holding])
         n_domains = int(present.sum())
     return SoftConstraint(
         constraint=constraint,
@@ -397,13 +404,14 @@ class PodTopologySpread(Plugin):
         # Only non-default constraints require every topology key (nodes without a zone label
         # still get hostname spreading under the system defaults).
         require_all = bool(cycle.pod.topology_spread_constraints) or not self.system_defaulted
-        has_keys = _has_keys(snapshot, constraints)
-        scored = np.zeros(len(snapshot), dtype=bool)
-        scored[feasible] = True
-        ignored = scored & ~has_keys if require_all else np.zeros(len(snapshot), dtype=bool)
-        counted_nodes = has_keys if require_all else np.ones(len(snapshot), dtype=bool)
+        ignored = np.zeros(len(snapshot), dtype=bool)
+        scored, counted_nodes = feasible, None
+        if require_all:
+            has_keys = _has_keys(snapshot, constraints)
+            ignored[feasible] = ~has_keys[feasible]
+            scored, counted_nodes = feasible[has_keys[feasible]], has_keys
         cycle.state[_SCORE_KEY] = ScoreState(
-            [_soft_constraint(cycle, c, scored & ~ignored, counted_nodes) for c in constraints],
+            [_soft_constraint(cycle, c, scored, counted_nodes) for c in constraints],
             ignored,
             feasible,
             bool(ignored.any()),
@@ -534,7 +542,7 @@ class PodTopologySpread(Plugin):
                 memo,
                 (lambda: nodes)
                 if hostname
-                else (lambda: np.flatnonzero(soft.counted & (soft.domains == domain))),
+                else (lambda: np.flatnonzero(_and(soft.domains == domain, soft.counted))),
             ),
         )
         return entry
