@@ -3,7 +3,7 @@
 Run outside the test suite:
     .venv/bin/python -m benchmarks.simulation [--nodes 5000] [--pods-per-node 10]
         [--deployments 100] [--replicas 100] [--nrt-nodes 250] [--order grouped|interleaved]
-        [--skip-uncached] [--per-plugin]
+        [--skip-uncached] [--per-plugin] [--disable PLUGIN ...] [--anti-affinity]
 
 Builds a synthetic cluster (default 5,000 nodes, 50,000 bound pods, each node reporting the images
 it holds, see ``add_node_images``), expands the Deployments
@@ -20,6 +20,7 @@ they were measured on: docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import copy
 import random
 import resource
 import statistics
@@ -35,13 +36,13 @@ import numpy as np
 from benchmarks.engine import EXTENDED_PROFILE
 from scoring.config import load_configuration
 from scoring.engine import Engine
-from scoring.framework import Cycle
+from scoring.framework import Code, Cycle
 from scoring.objects import Pod, parse_pod
 from scoring.simulation.cache import EquivalenceCache
 from scoring.simulation.journal import journal
 from scoring.simulation.simulator import SimulationRun, simulate
 from scoring.simulation.synthetic_workload import generate_deployments
-from scoring.simulation.workload import expand_workload
+from scoring.simulation.workload import expand_workload, workload_controllers
 from scoring.snapshot import Snapshot
 from scoring.synthetic import generate_cluster
 
@@ -113,12 +114,32 @@ def add_node_images(objects: list[Any], args: argparse.Namespace) -> None:
         ]
 
 
-def workload(args: argparse.Namespace) -> list[Pod]:
+def workload(args: argparse.Namespace, snapshot: Snapshot) -> list[Pod]:
+    """The workload's pods; their ReplicaSets join the snapshot (system default spreading)."""
     deployments = generate_deployments(count=args.deployments, replicas=args.replicas, seed=1)
+    if args.anti_affinity:
+        for deployment in deployments:
+            add_anti_affinity(deployment)
     pods = [parse_pod(obj) for obj in expand_workload(deployments, seed=1)]
+    snapshot.add_cluster_objects(workload_controllers(deployments))
     if args.order == "interleaved":  # replicas of different deployments mixed, not grouped
         random.Random(7).shuffle(pods)
     return pods
+
+
+def add_anti_affinity(deployment: dict[str, Any]) -> None:
+    """Replicas of a Deployment on distinct nodes (required) and preferably distinct zones."""
+    template = deployment["spec"]["template"]
+    app = template["metadata"]["labels"]["app.kubernetes.io/name"]
+    selector = {"matchLabels": {"app.kubernetes.io/name": app}}
+    host = {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}
+    zone = {"labelSelector": selector, "topologyKey": "topology.kubernetes.io/zone"}
+    template["spec"].setdefault("affinity", {})["podAntiAffinity"] = {
+        "requiredDuringSchedulingIgnoredDuringExecution": [host],
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "podAffinityTerm": zone}
+        ],
+    }
 
 
 def run(engine: Engine, snapshot: Snapshot, pods: list[Pod], *, cache: bool) -> SimulationRun:
@@ -147,8 +168,10 @@ def per_plugin(engine: Engine, snapshot: Snapshot, pods: list[Pod]) -> None:
     for plugin in framework.pre_filters:
         plugin.pre_filter(cycle)
     everywhere = np.arange(len(snapshot), dtype=np.int64)
+    skipped = set()  # PreScore said Skip: the engine does not score them for this pod
     for plugin in framework.pre_scores:
-        plugin.pre_score(cycle, everywhere)
+        if plugin.pre_score(cycle, everywhere).code == Code.SKIP:
+            skipped.add(plugin.name)
     cache = EquivalenceCache()
     results = cache.bind(pod, snapshot, NOW)
     log = journal(snapshot)
@@ -168,6 +191,9 @@ def per_plugin(engine: Engine, snapshot: Snapshot, pods: list[Pod]) -> None:
         print(f"{plugin.name:<34}{'filter':<7}" + "".join(f"{v:>10.1f}" for v in row))
     for scored in framework.scores:
         plugin = scored.plugin
+        if plugin.name in skipped:
+            print(f"{plugin.name:<34}{'score':<7}  skipped by its PreScore for this pod")
+            continue
         results.score(plugin, cycle, everywhere)
         row = [
             _micro(lambda p=plugin: p.score(cycle, everywhere)),
@@ -189,6 +215,15 @@ def _micro(fn: Callable[[], object], before: Callable[[], None] | None = None) -
     return statistics.median(samples)
 
 
+def profile(disabled: list[str]) -> dict[str, Any]:
+    """The extended profile with ``disabled`` plugins left out (to measure what they cost)."""
+    config = copy.deepcopy(EXTENDED_PROFILE)
+    if disabled:
+        multi = config["profiles"][0]["plugins"]["multiPoint"]
+        multi["disabled"] = [{"name": name} for name in disabled]
+    return config
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=5000)
@@ -199,13 +234,19 @@ def main() -> None:
     parser.add_argument("--order", choices=("grouped", "interleaved"), default="grouped")
     parser.add_argument("--skip-uncached", action="store_true")
     parser.add_argument("--per-plugin", action="store_true", help="time each plugin, then stop")
+    parser.add_argument(
+        "--anti-affinity", action="store_true", help="every Deployment spreads by pod anti-affinity"
+    )
+    parser.add_argument(
+        "--disable", action="append", default=[], metavar="PLUGIN", help="leave a plugin out"
+    )
     args = parser.parse_args()
 
     snapshot = cluster(args)
     bound = sum(len(p) for p in snapshot.pods_on_node)
     print(f"cluster: {len(snapshot)} nodes, {bound} bound pods, {len(snapshot.topologies)} NRTs")
-    pods = timed("expand and parse the workload", lambda: workload(args))
-    engine = Engine(load_configuration(EXTENDED_PROFILE))
+    pods = timed("expand and parse the workload", lambda: workload(args, snapshot))
+    engine = Engine(load_configuration(profile(args.disable)))
     if args.per_plugin:
         engine.evaluate(pods[0], snapshot, NOW)
         per_plugin(engine, snapshot, pods)

@@ -27,7 +27,7 @@ from scoring.loading import load_objects, load_single, read_text
 from scoring.objects import Pod, parse_pod
 from scoring.report import decision_table, simulation_table, validation_table
 from scoring.simulation.compare import simulation_report, what_if
-from scoring.simulation.workload import expand_workload
+from scoring.simulation.workload import expand_workload, workload_controllers
 from scoring.snapshot import Snapshot
 from scoring.timeutil import now as clock_now
 from scoring.timeutil import parse_time
@@ -120,8 +120,9 @@ def _load_compared(path: str, target: Target | None) -> Engine:
         raise InputError("; ".join(f"{path}: {error}" for error in exc.errors)) from None
 
 
-def _workload_pods(paths: Sequence[str], seed: int) -> list[Pod]:
-    """Pods of every workload file (controllers expanded); errors name the file."""
+def _workload_pods(paths: Sequence[str], seed: int, snapshot: Snapshot) -> list[Pod]:
+    """Pods of every workload file (controllers expanded); errors name the file. The
+    controllers those pods belong to join the snapshot, as they exist in a cluster."""
     pods: list[Pod] = []
     for path in paths:
         objects = load_objects([path])
@@ -129,6 +130,7 @@ def _workload_pods(paths: Sequence[str], seed: int) -> list[Pod]:
             pods.extend(parse_pod(obj) for obj in expand_workload(objects, seed=seed, warn=_warn))
         except InputError as exc:
             raise InputError(f"{path}: {exc}") from None
+        snapshot.add_cluster_objects(workload_controllers(objects))
     return pods
 
 
@@ -142,7 +144,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         compared = _load_compared(args.compare_config, args.target)
         configurations.append((args.compare_config, compared))
     snapshot = Snapshot.from_objects(load_objects(args.cluster))
-    pods = _workload_pods(args.workload, args.seed)
+    pods = _workload_pods(args.workload, args.seed, snapshot)
     now = args.now or clock_now()
     runs = what_if(snapshot, pods, now, configurations, use_cache=not args.no_cache)
     report = simulation_report(runs)

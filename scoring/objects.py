@@ -188,6 +188,8 @@ class Pod:
     owner_references: tuple[Mapping[str, Any], ...]
     status_qos_class: str
     raw: Mapping[str, Any] = field(repr=False)
+    # ``spec.topologySpreadConstraints`` as given (PodTopologySpread parses them per cycle).
+    topology_spread_constraints: tuple[Mapping[str, Any], ...] = ()
 
     @cached_property
     def conditions(self) -> Mapping[str, Condition]:
@@ -228,6 +230,12 @@ class Pod:
         """``schedutil.GetHostPorts``: sidecar (restartable) init containers, then containers."""
         sidecars = tuple(c for c in self.init_containers if c.restartable)
         return tuple(p for c in (*sidecars, *self.containers) for p in c.ports)
+
+    @cached_property
+    def terminating(self) -> bool:
+        """``metadata.deletionTimestamp`` is set (PodTopologySpread does not count such pods)."""
+        meta = self.raw.get("metadata")
+        return isinstance(meta, Mapping) and meta.get("deletionTimestamp") is not None
 
     @property
     def controller(self) -> Mapping[str, Any] | None:
@@ -308,6 +316,12 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
         ),
         status_qos_class=str(status.get("qosClass") or ""),
         raw=obj,
+        topology_spread_constraints=tuple(
+            _mapping(obj, c, f"spec.topologySpreadConstraints[{i}]")
+            for i, c in enumerate(
+                _list(obj, spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints")
+            )
+        ),
     )
 
 

@@ -19,6 +19,8 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from scoring.clusterobjects import KINDS as CLUSTER_OBJECT_KINDS
+from scoring.clusterobjects import ClusterObjects
 from scoring.objects import Node, Pod, Taint, parse_node, parse_pod
 
 IntArray = npt.NDArray[np.int64]
@@ -88,7 +90,8 @@ def _group(kind: str, api_version: str) -> tuple[str, str]:
 
 
 class Snapshot:
-    """Nodes, bound pods, pending pods, NodeMetrics and NodeResourceTopologies of one cluster."""
+    """Nodes, bound pods, pending pods, NodeMetrics and NodeResourceTopologies of one cluster,
+    plus the Services, controllers and Namespaces some plugins read (``cluster_objects``)."""
 
     def __init__(
         self,
@@ -96,8 +99,11 @@ class Snapshot:
         pods: Iterable[Pod] = (),
         node_metrics: Mapping[str, Mapping[str, Any]] | None = None,
         topologies: Mapping[str, Mapping[str, Any]] | None = None,
+        cluster_objects: ClusterObjects | None = None,
     ) -> None:
         self.nodes = nodes
+        # Services, controllers and Namespaces (PodTopologySpread defaults, InterPodAffinity).
+        self.cluster_objects = cluster_objects or ClusterObjects()
         self.node_names = [n.name for n in nodes]
         self.index = {name: i for i, name in enumerate(self.node_names)}
         self.node_metrics: dict[str, Mapping[str, Any]] = dict(node_metrics or {})
@@ -135,6 +141,7 @@ class Snapshot:
         pods: list[Pod] = []
         metrics: dict[str, Mapping[str, Any]] = {}
         topologies: dict[str, Mapping[str, Any]] = {}
+        cluster_objects = ClusterObjects()
         for obj in objects:
             kind = str(obj.get("kind", ""))
             group = _group(kind, str(obj.get("apiVersion", "")))
@@ -147,9 +154,11 @@ class Snapshot:
                 metrics[name] = obj
             elif group == NODE_RESOURCE_TOPOLOGY:
                 topologies[name] = obj
+            elif group in CLUSTER_OBJECT_KINDS:
+                cluster_objects.add(group, obj)
             else:
                 warn(f"warning: ignoring {obj.get('apiVersion')} {kind} {name!r}: kind not read")
-        return cls(nodes, pods, metrics, topologies)
+        return cls(nodes, pods, metrics, topologies, cluster_objects)
 
     def _build_resources(self, nodes: list[Node], pods: Iterable[Pod]) -> None:
         names: set[str] = set()
@@ -302,6 +311,14 @@ class Snapshot:
             else:
                 del self._extensions[key]
                 self._listeners = [other for other in self._listeners if other is not state]
+
+    def add_cluster_objects(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        """Register Services, controllers or Namespaces (e.g. a simulated workload's
+        ReplicaSets); other kinds are ignored. Plugin state reading them is per cycle."""
+        for obj in objects:
+            group = _group(str(obj.get("kind", "")), str(obj.get("apiVersion", "")))
+            if group in CLUSTER_OBJECT_KINDS:
+                self.cluster_objects.add(group, obj)
 
     def copy(self) -> Snapshot:
         """An independent snapshot in the same state, plugin extensions included.

@@ -23,6 +23,8 @@ REGISTRY: dict[str, str] = {
     "NodeResourceTopologyMatch": "scoring.plugins.nrt:NodeResourceTopologyMatch",
     "LimitAware": "scoring.plugins.limitaware:LimitAware",
     "ImageLocality": "scoring.plugins.imagelocality:ImageLocality",
+    "PodTopologySpread": "scoring.plugins.podtopologyspread:PodTopologySpread",
+    "InterPodAffinity": "scoring.plugins.interpodaffinity:InterPodAffinity",
 }
 
 UNMODELLED: dict[str, str] = {
@@ -32,8 +34,6 @@ UNMODELLED: dict[str, str] = {
     "NodeVolumeLimits": "volumes are not modelled",
     "VolumeBinding": "volumes are not modelled",
     "VolumeZone": "volumes are not modelled",
-    "PodTopologySpread": "topology spread constraints are not modelled yet",
-    "InterPodAffinity": "inter-pod affinity is not modelled yet",
     "DefaultPreemption": "preemption is not modelled",
     "DefaultBinder": "binding does not affect node choice",
     "DynamicResources": "dynamic resource allocation is not modelled",

@@ -26,14 +26,12 @@ from scoring.objects import Container, Pod
 
 ClassKey = tuple[Any, ...]
 
-# Koordinator metadata the LoadAwareScheduling plugin reads from the incoming pod.
-KOORD_LABELS = ("koordinator.sh/priority-class", "koordinator.sh/qosClass")
 LOAD_ESTIMATION_PREFIX = "scheduling.koordinator.sh/load-estimated-"
 
 # Pod fields folded into the key, and fields deliberately left out (with the reason).
 HASHED_POD_FIELDS = frozenset(
     {
-        "namespace",  # not read by a modelled plugin; inter-pod affinity would need it
+        "namespace",  # PodTopologySpread and InterPodAffinity (term namespaces, namespace labels)
         "scheduler_name",  # picks the profile
         "node_name",  # NodeName
         "priority",  # Koordinator priority class (LoadAwareScheduling)
@@ -44,9 +42,10 @@ HASHED_POD_FIELDS = frozenset(
         # plugin, and ImageLocality
         "init_containers",  # same, including sidecars
         "overhead",  # requests and limits
-        "owner_references",  # only whether one is a DaemonSet (LimitAware, LoadAwareScheduling)
+        "owner_references",  # DaemonSet or not (LimitAware, LoadAware); the controller (spreading)
         "status_qos_class",  # QoS class (NodeResourceTopologyMatch, Koordinator priority)
-        "labels",  # only KOORD_LABELS
+        "labels",  # all: PodTopologySpread self-match, matchLabelKeys, Service selection
+        "topology_spread_constraints",  # PodTopologySpread
         "annotations",  # only LOAD_ESTIMATION_PREFIX keys
     }
 )
@@ -75,7 +74,9 @@ def equivalence_key(pod: Pod) -> ClassKey:
         _items(pod.overhead),
         pod.status_qos_class,
         any(ref.get("kind") == "DaemonSet" for ref in pod.owner_references),
-        tuple(pod.labels.get(key) for key in KOORD_LABELS),
+        _controller(pod),
+        _items(pod.labels),
+        tuple(_canonical(c) for c in pod.topology_spread_constraints),
         _items({k: v for k, v in pod.annotations.items() if k.startswith(LOAD_ESTIMATION_PREFIX)}),
     )
 
@@ -86,6 +87,14 @@ def class_label(pod: Pod) -> str:
     if controller is None:
         return f"Pod {pod.key}"
     return f"{controller.get('kind', '?')} {pod.namespace}/{controller.get('name', '?')}"
+
+
+def _controller(pod: Pod) -> tuple[str, str, str] | None:
+    """The controller reference PodTopologySpread's default selector looks up."""
+    owner = pod.controller
+    if owner is None:
+        return None
+    return (str(owner.get("apiVersion")), str(owner.get("kind")), str(owner.get("name")))
 
 
 def _items(mapping: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:

@@ -300,3 +300,39 @@ def expand_workload(
         elif warn is not None:
             warn(f"warning: ignoring {api_version} {_describe(obj)}: kind not read")
     return pods
+
+
+def workload_controllers(objects: Iterable[Mapping[str, Any]]) -> list[Obj]:
+    """The ReplicaSets and StatefulSets a cluster would hold for the workload's pods.
+
+    PodTopologySpread's system default constraints take the selector of a pod's controller
+    (``helper.DefaultSelector``), so a simulation registers these with the snapshot. A Deployment
+    yields its ReplicaSet (``getNewReplicaSet``: the Deployment's selector plus
+    ``pod-template-hash``, pkg/controller/deployment/sync.go); ReplicaSets and StatefulSets are
+    kept as given. Names match :func:`expand_workload`'s owner references.
+    """
+    out: list[Obj] = []
+    for obj in objects:
+        api_version = str(obj.get("apiVersion") or "")
+        kind = str(obj.get("kind") or "")
+        if api_version != "apps/v1" or kind not in ("Deployment", "ReplicaSet", "StatefulSet"):
+            continue
+        if kind != "Deployment":
+            out.append(dict(obj))
+            continue
+        c = _Controller(obj, _Namer(0))
+        digest = template_hash(c.template, _field(obj, "status.collisionCount", int, None))
+        selector = json.loads(json.dumps(_field(obj, "spec.selector", Mapping, None) or {}))
+        if not selector:
+            labels = (c.template.get("metadata") or {}).get("labels") or {}
+            selector = {"matchLabels": dict(labels)}
+        selector.setdefault("matchLabels", {})[TEMPLATE_HASH_LABEL] = digest
+        out.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {"name": f"{c.name}-{digest}", "namespace": c.namespace},
+                "spec": {"selector": selector},
+            }
+        )
+    return out

@@ -39,8 +39,11 @@ def deployment(name: str, replicas: int, cpu: int) -> dict[str, Any]:
 
 
 def fit(strategy: str) -> dict[str, Any]:
+    """Only the fit strategy decides: no system default spreading (which would spread the
+    Deployment's replicas even under MostAllocated, its ReplicaSet being in the snapshot)."""
     args = {"scoringStrategy": {"type": strategy}}
-    return single_profile_config({}, [{"name": "NodeResourcesFit", "args": args}])
+    no_defaults = {"name": "PodTopologySpread", "args": {"defaultingType": "List"}}
+    return single_profile_config({}, [{"name": "NodeResourcesFit", "args": args}, no_defaults])
 
 
 @pytest.fixture

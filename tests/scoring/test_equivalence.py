@@ -71,7 +71,6 @@ def test_every_container_field_splits_the_class(field: str) -> None:
 
 def test_replicas_differing_only_in_identity_share_a_class() -> None:
     other = replica("web-2")
-    other["metadata"]["labels"]["statefulset.kubernetes.io/pod-name"] = "web-2"
     other["spec"]["hostname"] = "web-2"
     other["status"]["phase"] = "Pending"
     assert key(replica()) == key(other)
@@ -140,6 +139,18 @@ CHANGES: dict[str, Callable[[Manifest], None]] = {
         {"scheduling.koordinator.sh/load-estimated-scaling-factors": '{"cpu": 50}'}
     ),
     "DaemonSet owner": lambda m: m["metadata"]["ownerReferences"][0].update(kind="DaemonSet"),
+    # Label selectors (spreading, Service selection, matchLabelKeys) may read any label.
+    "any label": lambda m: m["metadata"]["labels"].update({"pod-template-hash": "abc"}),
+    "StatefulSet pod-name label": lambda m: m["metadata"]["labels"].update(
+        {"statefulset.kubernetes.io/pod-name": "web-2"}
+    ),
+    "topology spread constraints": _set(
+        "spec.topologySpreadConstraints",
+        [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}],
+    ),
+    "controller": lambda m: m["metadata"]["ownerReferences"][0].update(
+        controller=True, name="web-8e2a"
+    ),
 }
 
 
@@ -170,9 +181,8 @@ def test_a_template_change_splits_one_controllers_pods() -> None:
     assert equivalence_key(old[0]) != equivalence_key(new[0])
 
 
-def test_unrelated_labels_and_annotations_do_not_split_a_class() -> None:
+def test_unrelated_annotations_do_not_split_a_class() -> None:
     other = replica()
-    other["metadata"]["labels"]["pod-template-hash"] = "abc"
     other["metadata"]["annotations"]["prometheus.io/scrape"] = "true"
     assert key(replica()) == key(other)
 
