@@ -3,8 +3,10 @@
 Deterministic variety: three zones and three pools (general, large, gpu with an extended
 resource), NoSchedule and PreferNoSchedule taints; pods with and without requests, init
 containers larger than their containers, extended resources, node selectors, required and
-preferred node affinity, tolerations, host ports, and pods no node can take. Profiles alternate
-between spreading (LeastAllocated) and packing (MostAllocated, on its own half of the nodes).
+preferred node affinity, tolerations, host ports, topology spread constraints (DoNotSchedule),
+required pod anti-affinity (per node, per zone) and affinity, and pods no node can take.
+Profiles alternate between spreading (LeastAllocated) and packing (MostAllocated, on its own
+half of the nodes).
 """
 
 from __future__ import annotations
@@ -147,10 +149,39 @@ def _variant(kind: int, rng: random.Random, nodes: list[str]) -> Json:
         spec["nodeSelector"] = {"pool": "archive"}
     elif kind == 12:  # fits only where most of a node is free
         spec["containers"] = [_container("app", {"cpu": "3", "memory": "12Gi"})]
+    elif kind == 13:  # spread evenly over zones, or not at all
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "variant-13"}},
+            }
+        ]
+    elif kind in (14, 15):  # one per node, then one per zone
+        key = "kubernetes.io/hostname" if kind == 14 else ZONE
+        spec["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {"matchLabels": {"app": f"variant-{kind}"}},
+                        "topologyKey": key,
+                    }
+                ]
+            }
+        }
+    elif kind == 16:  # beside the large-pool pods, in their zone
+        spec["affinity"] = {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "variant-4"}}, "topologyKey": ZONE}
+                ]
+            }
+        }
     return spec
 
 
-VARIANTS = 13
+VARIANTS = 17
 
 
 def differential_pods(nodes: list[str], count: int = POD_COUNT, seed: int = 20) -> list[Json]:
@@ -160,7 +191,8 @@ def differential_pods(nodes: list[str], count: int = POD_COUNT, seed: int = 20) 
     for index in range(count):
         kind = index % VARIANTS
         spec = _variant(kind, rng, nodes)
-        profile = LEAST if kind == 0 or (index // VARIANTS) % 2 == 0 else MOST
+        # Request-less and spreading pods only spread (docs/differential.md says why).
+        profile = LEAST if kind in (0, 13) or (index // VARIANTS) % 2 == 0 else MOST
         spec["schedulerName"] = profile
         if kind == 0 or profile == MOST:
             spec["nodeSelector"] = {**spec.get("nodeSelector", {}), HALF: profile}

@@ -153,11 +153,18 @@ def reason_counts(message: str) -> tuple[int, Counter[str]]:
     return total, counts
 
 
+# 1.20's InterPodAffinity adds this generic line beside the specific one for every node it
+# refuses; 1.35 gives only the specific one.
+_GENERIC_120 = "node(s) didn't match pod affinity/anti-affinity"
+
+
 def as_135(counts: tuple[int, Counter[str]]) -> tuple[int, Counter[str]]:
     """A 1.20 FailedScheduling histogram in 1.35's words (per-taint lines summed)."""
     total, by_reason = counts
     translated: Counter[str] = Counter()
     for reason, count in by_reason.items():
+        if reason == _GENERIC_120:
+            continue
         for pattern, text in _TEXT_135:
             reason = pattern.sub(text, reason)
         translated[reason] += count
@@ -191,6 +198,19 @@ def differential_cluster(admin: Connection, unique: Callable[[str], str]) -> Ite
             admin.request("DELETE", f"/api/v1/nodes/{name}")
 
 
+def refusal(decision: Any, node: str) -> str:
+    """Why the engine filtered ``node`` (empty if it did not)."""
+    index = decision.cycle.snapshot.index.get(node)
+    if index is None:
+        return " (the engine's snapshot has no such node)"
+    reasons = [
+        f"{outcome.plugin}: {outcome.result.status(index).message}"
+        for outcome in decision.filters
+        if not outcome.result.passed[index]
+    ]
+    return f" (engine filtered it: {'; '.join(reasons)})" if reasons else ""
+
+
 def engine_verdict(engine: Engine, objects: list[Json], pod: Json) -> Any:
     snapshot = Snapshot.from_objects(objects, warn=lambda _: None)
     return engine.evaluate(parse_pod(pod), snapshot, datetime.now(UTC))
@@ -217,8 +237,8 @@ def test_the_engine_agrees_with_kube_scheduler_binding_for_binding(
             if not comparison.agrees:
                 disagreements.append(
                     f"{label}: scheduler chose {outcome.node}, engine ranked it "
-                    f"{comparison.rank} (gap {comparison.gap}); engine chose "
-                    f"{decision.selected_node}"
+                    f"{comparison.rank} (gap {comparison.gap}){refusal(decision, outcome.node)}; "
+                    f"engine chose {decision.selected_node}"
                 )
         else:
             outcomes["unschedulable"] += 1
