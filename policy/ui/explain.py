@@ -10,8 +10,10 @@ from policy.ui import format as fmt
 from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
 
 IMAGE_LOCALITY = "ImageLocality"
+TOPOLOGY_SPREAD = "PodTopologySpread"
+INTER_POD_AFFINITY = "InterPodAffinity"
 # Plugins whose explanation has its own card on the decision node page.
-OWN_CARDS = frozenset({LOADAWARE, IMAGE_LOCALITY})
+OWN_CARDS = frozenset({LOADAWARE, IMAGE_LOCALITY, TOPOLOGY_SPREAD, INTER_POD_AFFINITY})
 
 
 @dataclass(frozen=True)
@@ -145,3 +147,107 @@ def imagelocality_view(detail: Mapping[str, Any] | None) -> ImageLocalityView | 
         score=int(detail.get("score") or 0),
         node_images=len(detail.get("nodeImages") or []),
     )
+
+
+@dataclass(frozen=True)
+class DomainLine:
+    """One constraint or term on one node: the topology domain, what matched there, and what
+    that means (a skew against its limit, a score contribution, a verdict)."""
+
+    rule: str  # the constraint or term, as the plugin describes it
+    kind: str  # DoNotSchedule, ScheduleAnyway, required anti-affinity, preferred affinity …
+    domain: str
+    matching: str
+    meaning: str
+    pods: list[str]
+
+
+def _pods(entry: Mapping[str, Any]) -> list[str]:
+    return [str(p) for p in entry.get("matchedPods") or entry.get("pods") or []]
+
+
+def spread_view(detail: Mapping[str, Any] | None) -> list[DomainLine] | None:
+    """PodTopologySpread on this node: each constraint's domain, count and skew (or score
+    contribution), and the pods counted (None when the plugin said nothing)."""
+    if not detail:
+        return None
+    lines = []
+    for c in detail.get("hardConstraints") or []:
+        own = " + this pod" if c.get("selfMatch") else ""
+        skew, limit = c.get("skew"), c.get("maxSkew")
+        verdict = "within" if skew is not None and limit is not None and skew <= limit else "over"
+        lines.append(
+            DomainLine(
+                rule=f"{c.get('topologyKey')}: {c.get('selector')}",
+                kind="DoNotSchedule",
+                domain=str(c.get("domain") or "— (node lacks the key)"),
+                matching=f"{c.get('matchingPods', 0)}{own}",
+                meaning=f"skew {skew} ({verdict} maxSkew {limit}; global minimum "
+                f"{c.get('globalMinimum')} over {c.get('domains')} domain(s))",
+                pods=_pods(c),
+            )
+        )
+    for c in detail.get("softConstraints") or []:
+        lines.append(
+            DomainLine(
+                rule=f"{c.get('topologyKey')}: {c.get('selector')}",
+                kind="ScheduleAnyway",
+                domain=str(c.get("domain") or "—"),
+                matching=str(c.get("matchingPods", 0)),
+                meaning=f"adds {float(c.get('contribution') or 0):.2f} to the raw score "
+                f"(weight {float(c.get('weight') or 0):.2f}: fewer is better)",
+                pods=_pods(c),
+            )
+        )
+    return lines
+
+
+_AFFINITY_KINDS = (
+    ("requiredAffinityTerms", "required affinity", "needs a matching pod in the domain"),
+    ("requiredAntiAffinityTerms", "required anti-affinity", "needs no matching pod there"),
+)
+
+
+def affinity_view(detail: Mapping[str, Any] | None) -> list[DomainLine] | None:
+    """InterPodAffinity on this node: each of the pod's terms (and existing pods' terms that
+    reach it), the domain and the pods matched there."""
+    if not detail:
+        return None
+    lines = []
+    for key, kind, rule in _AFFINITY_KINDS:
+        for t in detail.get(key) or []:
+            lines.append(
+                DomainLine(
+                    rule=str(t.get("term", "")),
+                    kind=kind,
+                    domain=str(t.get("domain") or "— (node lacks the key)"),
+                    matching=str(t.get("matchingPods", 0)),
+                    meaning=rule,
+                    pods=_pods(t),
+                )
+            )
+    for t in detail.get("existingAntiAffinity") or []:
+        lines.append(
+            DomainLine(
+                rule=str(t.get("term", "")),
+                kind="existing pods' required anti-affinity",
+                domain=str(t.get("domain") or "—"),
+                matching=str(len(t.get("pods") or [])),
+                meaning="those pods refuse this pod in their domain",
+                pods=_pods(t),
+            )
+        )
+    for t in detail.get("scoreTerms") or []:
+        weight = int(t.get("weight") or 0)
+        source = "this pod's" if t.get("source") == "incoming" else "existing pods'"
+        lines.append(
+            DomainLine(
+                rule=str(t.get("term", "")),
+                kind=f"{source} preferred {'anti-' if weight < 0 else ''}affinity",
+                domain=str(t.get("domain") or "—"),
+                matching=str(t.get("matchingPods", len(t.get("pods") or []))),
+                meaning=f"weight {weight:+d} per matching pod",
+                pods=_pods(t),
+            )
+        )
+    return lines

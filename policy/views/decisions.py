@@ -24,11 +24,15 @@ from policy.roles import role_required
 from policy.ui.decision import TOP_RANKED, decision_view
 from policy.ui.explain import (
     IMAGE_LOCALITY,
+    INTER_POD_AFFINITY,
+    TOPOLOGY_SPREAD,
+    affinity_view,
     estimate_text,
     imagelocality_view,
     loadaware_lines,
     metric_line,
     other_details,
+    spread_view,
 )
 from policy.views.forms import EvaluateForm
 from policy.views.support import SnapshotUnreadable, engine_snapshot, selected_cluster
@@ -317,6 +321,8 @@ def decision_node(request: HttpRequest, pk: int, name: str) -> HttpResponse:
             "metric": metric_line((la or {}).get("nodeMetric")),
             "estimate": estimate_text((la or {}).get("incomingPod", {}).get("estimate")),
             "il": imagelocality_view(details.get(IMAGE_LOCALITY)),
+            "spread": spread_view(details.get(TOPOLOGY_SPREAD)),
+            "affinity": affinity_view(details.get(INTER_POD_AFFINITY)),
             "others": [
                 (plugin, yaml.safe_dump(value, sort_keys=False, default_flow_style=False))
                 for plugin, value in other_details(details)

@@ -277,3 +277,55 @@ def test_the_dashboard_shows_agreement_with_the_scheduler_per_profile(
         67,
     )
     assert "67% of 3 bindings (2 agree)" in page.content.decode()
+
+
+def test_node_page_explains_topology_spread_and_pod_affinity(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    """The two plugins that look at other pods get their own cards: the domain, how many pods
+    matched there (and which), and what that means for the node."""
+    bound = next(
+        o for o in demo_snapshot.objects if o["kind"] == "Pod" and o["spec"].get("nodeName")
+    )
+    namespace = bound["metadata"]["namespace"]
+    [(key, value)] = list(bound["metadata"]["labels"].items())[:1]
+    selector = {"matchLabels": {key: value}}
+    manifest = pod(name="spread-1", namespace=namespace)
+    manifest["metadata"]["labels"] = {key: value}
+    manifest["spec"]["topologySpreadConstraints"] = [
+        {
+            "maxSkew": 1,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": selector,
+        }
+    ]
+    manifest["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}
+            ]
+        }
+    }
+    decision = evaluate_pod(demo_snapshot.cluster, manifest, source=DecisionSource.UI)
+    client.force_login(viewer)
+    node = bound["spec"]["nodeName"]
+    response = client.get(f"/decisions/{decision.pk}/nodes/{node}/")
+    html = response.content.decode()
+    assert (
+        'id="pts-heading">PodTopologySpread' in html and 'id="ipa-heading">InterPodAffinity' in html
+    )
+    [spread] = response.context["spread"]
+    assert spread.kind == "DoNotSchedule" and spread.domain.startswith(
+        "topology.kubernetes.io/zone="
+    )
+    assert int(spread.matching.split()[0]) >= 1 and "skew" in spread.meaning
+    anti = next(
+        line for line in response.context["affinity"] if line.kind == "required anti-affinity"
+    )
+    assert anti.domain == f"kubernetes.io/hostname={node}"
+    assert f"{namespace}/{bound['metadata']['name']}" in anti.pods  # the pod that blocks it
+    assert escape(f"{namespace}/{bound['metadata']['name']}") in html
+    assert not [
+        p for p, _ in response.context["others"] if p in ("PodTopologySpread", "InterPodAffinity")
+    ]
