@@ -20,6 +20,9 @@ from dataclasses import dataclass
 
 from policy.gateway.connection import Connection
 from policy.gateway.errors import PermanentError
+from policy.gateway.readback import SNAPSHOT_KINDS
+
+READ = ("list", "watch")  # a refresh lists each kind once per worker, then watches it
 
 
 @dataclass(frozen=True)
@@ -93,14 +96,11 @@ class Access:
 
 def needed_access(scheduler: ConfigMapKey, slo: ConfigMapKey) -> list[Access]:
     """What a refresh and a push do (deploy/rbac.yaml grants exactly this)."""
+    read = [Access(verb, kind.resource, kind.group) for kind in SNAPSHOT_KINDS for verb in READ]
     return [
-        Access("list", "nodes"),
+        *read,
         Access("get", "nodes"),
         Access("patch", "nodes"),
-        Access("list", "pods"),
-        Access("list", "events"),
-        Access("list", "nodemetrics", "slo.koordinator.sh"),
-        Access("list", "noderesourcetopologies", "topology.node.k8s.io"),
         *(
             Access(verb, "configmaps", "", place.namespace, place.name)
             for place in (scheduler, slo)

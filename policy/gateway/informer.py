@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from policy.gateway.connection import Connection, Json
-from policy.gateway.errors import ResourceVersionExpired
+from policy.gateway.errors import PermanentError, ResourceVersionExpired
 from policy.gateway.readback import (
     SNAPSHOT_KINDS,
     Kind,
@@ -46,6 +46,10 @@ ObjectKey = tuple[str, str]  # (namespace, name)
 ObjectRef = tuple[str, str, str]  # (kind, namespace, name)
 
 
+def _version(obj: Json) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion", ""))
+
+
 def _key(obj: Json) -> ObjectKey:
     metadata = obj.get("metadata") or {}
     return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
@@ -60,11 +64,18 @@ class KindCache:
     resource_version: str = ""
     listed: bool = False
     missing: bool = False  # its CRD is not served (or reading it is not allowed)
+    watchable: bool = True  # False once a watch was refused (RBAC without the watch verb)
     digest_sum: int = 0  # sum of object_digest over objects: kept per event
 
-    def relist(self, conn: Connection) -> None:
+    def relist(self, conn: Connection, touched: set[ObjectKey]) -> None:
+        """List the kind again, adding to ``touched`` the key of every object that differs
+        from what the cache held (added, changed or gone)."""
         result = list_objects(conn, self.kind)
-        self.objects = {_key(item): slim(item) for item in result.items}
+        fresh = {_key(item): slim(item, self.kind) for item in result.items}
+        before = {key: _version(obj) for key, obj in self.objects.items()}
+        touched.update(key for key, obj in fresh.items() if before.get(key) != _version(obj))
+        touched.update(key for key in before if key not in fresh)
+        self.objects = fresh
         self.digest_sum = sum(object_digest(obj) for obj in self.objects.values())
         self.resource_version = result.resource_version
         self.missing = result.missing
@@ -72,7 +83,7 @@ class KindCache:
 
     def _put(self, obj: Json) -> None:
         self._remove(_key(obj))
-        self.objects[_key(obj)] = slim(obj)
+        self.objects[_key(obj)] = slim(obj, self.kind)
         self.digest_sum += object_digest(obj)
 
     def _remove(self, key: ObjectKey) -> bool:
@@ -133,7 +144,7 @@ class ClusterInformer:
                 outcomes = list(
                     pool.map(lambda cache: _update(cache, conn, touched[cache.kind.kind]), caches)
                 )
-            self._remember(touched, relisted=any(n < 0 for n in outcomes))
+            self._remember(touched)
             objects = [obj for cache in caches for obj in cache.objects.values()]
             back = Readback(
                 objects,
@@ -148,16 +159,15 @@ class ClusterInformer:
             back.listed = [c.kind.kind for c, n in zip(caches, outcomes, strict=True) if n < 0]
             return back
 
-    def _remember(self, touched: dict[str, set[ObjectKey]], *, relisted: bool) -> None:
-        if relisted or self._touched is None:
-            self._touched = None
+    def _remember(self, touched: dict[str, set[ObjectKey]]) -> None:
+        if self._touched is None:  # nothing stored from this cache yet
             return
         for kind, keys in touched.items():
             self._touched.setdefault(kind, set()).update(keys)
 
     def changed_since_stored(self) -> tuple[int, dict[ObjectRef, Json | None]] | None:
         """(snapshot id, ref → object now or None if deleted) for every object changed since
-        :attr:`stored`; None when that is not known (nothing stored yet, or a kind listed)."""
+        :attr:`stored`; None when nothing was stored from this cache yet."""
         if self.stored is None or self._touched is None:
             return None
         changed: dict[ObjectRef, Json | None] = {}
@@ -175,16 +185,26 @@ class ClusterInformer:
 
 def _update(cache: KindCache, conn: Connection, touched: set[ObjectKey]) -> int:
     """Drain ``cache``'s watch (the number of changes), or list it (-1) when it has no
-    version to watch from or the version expired."""
-    if not cache.listed or cache.missing:  # a missing CRD may have been installed since
-        cache.relist(conn)
+    version to watch from, the version expired, or watching it is not allowed."""
+    if not cache.listed or cache.missing or not cache.watchable:
+        cache.relist(conn, touched)  # a missing CRD may have been installed since
         return -1
     try:
         return cache.drain(conn, touched)
     except ResourceVersionExpired:
         logger.info("watch %s: version expired, listing again", cache.kind.kind)
-        cache.relist(conn)
-        return -1
+    except PermanentError as exc:
+        if exc.status != 403:
+            raise
+        logger.warning(
+            "watching %s is not allowed (%s): it is listed on every refresh instead; "
+            "grant the watch verb (deploy/rbac.yaml)",
+            cache.kind.kind,
+            exc,
+        )
+        cache.watchable = False
+    cache.relist(conn, touched)
+    return -1
 
 
 _informers: dict[tuple[int, str], ClusterInformer] = {}

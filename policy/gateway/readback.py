@@ -36,6 +36,19 @@ class Kind:
     field_selector: str = ""
     # Read when allowed: a 403 (RBAC from before it was read) counts as missing, not an error.
     best_effort: bool = False
+    # Only these top-level fields of spec are kept (None: all): controllers are read for their
+    # selectors, not their pod templates.
+    spec_fields: tuple[str, ...] | None = None
+
+    @property
+    def group(self) -> str:
+        """The API group ("" for the core group), from the list path."""
+        parts = self.path.strip("/").split("/")
+        return "" if parts[0] == "api" else parts[1]
+
+    @property
+    def resource(self) -> str:
+        return self.path.rstrip("/").rsplit("/", 1)[1]
 
 
 NODES = Kind("Node", "v1", "/api/v1/nodes")
@@ -59,16 +72,59 @@ TOPOLOGIES = Kind(
 SCHEDULING_EVENTS = Kind(
     "Event", "v1", "/api/v1/events", field_selector="reason=FailedScheduling", best_effort=True
 )
-SNAPSHOT_KINDS = (NODES, PODS, NODE_METRICS, TOPOLOGIES, SCHEDULING_EVENTS)
+# What PodTopologySpread's default constraints (Services and controllers select the pod) and
+# InterPodAffinity's namespace selectors (Namespace labels) read; best effort, like events.
+NAMESPACES = Kind("Namespace", "v1", "/api/v1/namespaces", best_effort=True, spec_fields=())
+SERVICES = Kind("Service", "v1", "/api/v1/services", best_effort=True, spec_fields=("selector",))
+REPLICATION_CONTROLLERS = Kind(
+    "ReplicationController",
+    "v1",
+    "/api/v1/replicationcontrollers",
+    best_effort=True,
+    spec_fields=("selector",),
+)
+REPLICA_SETS = Kind(
+    "ReplicaSet",
+    "apps/v1",
+    "/apis/apps/v1/replicasets",
+    best_effort=True,
+    spec_fields=("selector",),
+)
+STATEFUL_SETS = Kind(
+    "StatefulSet",
+    "apps/v1",
+    "/apis/apps/v1/statefulsets",
+    best_effort=True,
+    spec_fields=("selector",),
+)
+SNAPSHOT_KINDS = (
+    NODES,
+    PODS,
+    NODE_METRICS,
+    TOPOLOGIES,
+    SCHEDULING_EVENTS,
+    NAMESPACES,
+    SERVICES,
+    REPLICATION_CONTROLLERS,
+    REPLICA_SETS,
+    STATEFUL_SETS,
+)
 
 
-def slim(obj: Json) -> Json:
+def slim(obj: Json, kind: Kind | None = None) -> Json:
     """``obj`` without ``metadata.managedFields``, which nothing here reads and which is a large
-    part of every object (informers commonly drop it with a transform); a shallow copy."""
+    part of every object (informers commonly drop it with a transform), and with only the spec
+    fields ``kind`` keeps (a controller's selector, not its pod template); a shallow copy."""
     metadata = obj.get("metadata")
-    if not isinstance(metadata, dict) or "managedFields" not in metadata:
-        return obj
-    return {**obj, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
+    if isinstance(metadata, dict) and "managedFields" in metadata:
+        obj = {**obj, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
+    if kind is not None and kind.spec_fields is not None:
+        spec = obj.get("spec")
+        kept = {k: v for k, v in (spec or {}).items() if k in kind.spec_fields}
+        obj = {k: v for k, v in obj.items() if k not in ("spec", "status")}
+        if kept:
+            obj["spec"] = kept
+    return obj
 
 
 @dataclass
@@ -160,7 +216,7 @@ def read_cluster(
     counts: dict[str, int] = {}
     for kind in kinds:
         result = list_objects(conn, kind)
-        objects.extend(slim(item) for item in result.items)
+        objects.extend(slim(item, kind) for item in result.items)
         counts[kind.kind] = len(result.items)
         if result.missing:
             missing.append(kind.kind)

@@ -20,7 +20,8 @@ from policy.gateway.connection import Connection, ConnectionSpec, connect
 from policy.gateway.desired import collect_policy
 from policy.gateway.drift import annotation_drift, configmap_key_drift
 from policy.gateway.errors import PermanentError
-from policy.gateway.readback import NODES, list_objects, read_cluster
+from policy.gateway.informer import ClusterInformer
+from policy.gateway.readback import NODES, list_objects, read_cluster, watch
 from tests.gateway.kubeserver import ROOT, Json, KubeServer, create, manifests
 
 DEPLOY = ROOT / "deploy"
@@ -65,6 +66,9 @@ def test_the_service_account_can_do_the_gateways_work(
     conn = service_account
     back = read_cluster(conn)
     assert back.missing == [] and back.counts["Node"] >= 12 and back.counts["NodeMetric"] > 0
+    informer = ClusterInformer()
+    assert informer.read(conn).missing == []
+    assert informer.read(conn).listed == []  # every kind may be watched: nothing listed again
 
     config = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
     apply_configmap_key(conn, KOORD, "koord-scheduler-config", "koord-scheduler-config", config)
@@ -126,11 +130,17 @@ def test_the_service_account_gets_nothing_else(
     assert 'User "system:serviceaccount:schedboard:schedboard" ' + denied in info.value.message
 
 
-def test_the_service_account_cannot_watch(service_account: Connection) -> None:
-    """Snapshots are read with paged lists; no watch is granted that nothing uses."""
-    with pytest.raises(PermanentError) as info:
-        service_account.request("GET", "/api/v1/nodes", query={"watch": "true"})
-    assert info.value.status == 403 and 'cannot watch resource "nodes"' in info.value.message
+def test_the_service_account_watches_only_what_refresh_reads(
+    service_account: Connection,
+) -> None:
+    """Refresh lists each kind once per worker, then watches it: the kinds it reads may be
+    watched, nothing else."""
+    version = list_objects(service_account, NODES).resource_version
+    list(watch(service_account, NODES, version, timeout_seconds=1, idle_seconds=0.3))
+    for path in ("/api/v1/secrets", f"/api/v1/namespaces/{KOORD}/configmaps"):
+        with pytest.raises(PermanentError) as info:
+            service_account.request("GET", path, query={"watch": "true", "timeoutSeconds": 1})
+        assert info.value.status == 403 and "cannot watch resource" in info.value.message
 
 
 def test_a_missing_configmap_is_a_403_not_a_create(service_account: Connection) -> None:

@@ -148,3 +148,30 @@ def test_a_refused_watch_fails_the_read_and_the_next_goes_on(
     back = cluster.read(admin)
     assert back.listed == []
     assert_matches_server(back.objects, back.signature, admin)
+
+
+def test_a_refused_watch_lists_that_kind_on_every_read(
+    kube: KubeServer,
+    seeded: list[Json],
+    proxy: FaultProxy,
+    scratch_nodes: Callable[..., list[str]],
+    tmp_path: Path,
+) -> None:
+    """RBAC from before refreshes watched (list only): the kind is listed every time instead,
+    and what changed is still known, by comparing resourceVersions."""
+    kubeconfig = kube.kubeconfig_for(proxy.url, tmp_path / "kubeconfig")
+    with kube.connect(kubeconfig=kubeconfig) as conn:
+        cluster = ClusterInformer(kinds=(NODES,))
+        cluster.read(conn)
+        cluster.mark_stored(1)
+        proxy.fail(1, status=403, match=matching("GET", "watch=true"))
+        [name] = scratch_nodes(1)
+        back = cluster.read(conn)
+        again = cluster.read(conn)
+    assert proxy.outcomes("GET", "watch=true") == ["fail 403"]  # asked once, then not again
+    assert back.listed == again.listed == ["Node"] and not cluster.caches["Node"].watchable
+    assert ("Node", "", name) in state(again.objects)
+    changed = cluster.changed_since_stored()
+    assert changed is not None and changed[1] == {
+        ("Node", "", name): next(o for o in again.objects if o["metadata"]["name"] == name)
+    }
