@@ -43,7 +43,7 @@ from scoring.objects import Pod, parse_pod
 from scoring.simulation.compare import cluster_state, differences, run_summary, what_if
 from scoring.simulation.metrics import reported_resources
 from scoring.simulation.simulator import SimulationRun
-from scoring.simulation.workload import TooManyPods, expand_workload
+from scoring.simulation.workload import TooManyPods, expand_workload, workload_controllers
 from scoring.snapshot import Snapshot
 
 logger = logging.getLogger(__name__)
@@ -130,17 +130,26 @@ def _custom(wanted: ConfigurationInput, field: str) -> dict[str, Any]:
     return documents[0]
 
 
-def workload_manifests(
-    source: str, text: str, snapshot: Snapshot | None
-) -> tuple[list[Mapping[str, Any]], list[str]]:
-    """Pod manifests to place (controllers expanded) and warnings; errors name ``workload``."""
+@dataclass(frozen=True)
+class Workload:
+    """What a what-if places: the pods (controllers expanded), the ReplicaSets and
+    StatefulSets a cluster would hold for them (PodTopologySpread's default constraints read
+    their selectors), and warnings about the manifests."""
+
+    manifests: Sequence[Mapping[str, Any]]
+    warnings: list[str]
+    controllers: Sequence[Mapping[str, Any]]
+
+
+def workload_manifests(source: str, text: str, snapshot: Snapshot | None) -> Workload:
+    """The workload of a what-if; errors name ``workload`` (or ``workload_source``)."""
     if source == WorkloadSource.PENDING:
         if snapshot is None:
             raise WhatIfInvalid({"workload_source": ["the cluster has no snapshot yet"]})
         pods = [pod.raw for pod in snapshot.pending]
         if not pods:
             raise WhatIfInvalid({"workload_source": ["the snapshot has no pending pods"]})
-        return pods, []
+        return Workload(pods, [], [])  # their controllers are in the snapshot already
     if len(text.encode()) > MAX_WORKLOAD_BYTES:
         raise WhatIfInvalid({"workload": [f"larger than {MAX_WORKLOAD_BYTES // 1024} KiB"]})
     if not text.strip():
@@ -160,7 +169,7 @@ def workload_manifests(
         raise WhatIfInvalid(
             {"workload": ["no pods: give Pods, Deployments, ReplicaSets, StatefulSets or Jobs"]}
         )
-    return manifests, warnings
+    return Workload(manifests, warnings, workload_controllers(objects))
 
 
 def _pods(manifests: Sequence[Mapping[str, Any]]) -> list[Pod]:
@@ -213,7 +222,7 @@ def start(
     pods: list[Pod] = []
     try:
         snapshot = snapshot_for(stored) if workload_source == WorkloadSource.PENDING else None
-        manifests, _ = workload_manifests(workload_source, workload, snapshot)
+        manifests = workload_manifests(workload_source, workload, snapshot).manifests
         pods = _pods(manifests)
     except WhatIfInvalid as exc:
         errors.update(exc.errors)
@@ -364,8 +373,8 @@ def _compare(run: WhatIfRun, progress: _Progress) -> dict[str, Any]:
     if stored is None:
         raise WhatIfInvalid({"snapshot": ["the starting snapshot was deleted; run it again"]})
     snapshot = snapshot_for(stored)
-    manifests, _ = workload_manifests(run.workload_source, run.workload, snapshot)
-    pods = _pods(manifests)
+    workload = workload_manifests(run.workload_source, run.workload, snapshot)
+    pods = _pods(workload.manifests)
     sides = [
         ResolvedConfiguration(
             run.baseline_source, run.baseline_label, run.baseline, run.baseline_thresholds
@@ -378,6 +387,8 @@ def _compare(run: WhatIfRun, progress: _Progress) -> dict[str, Any]:
     now = run.snapshot_taken_at
     pushed = _as_pushed(run, stored) if any(side.thresholds for side in sides) else None
     starts = [pushed[0] if pushed and side.thresholds else snapshot for side in sides]
+    if workload.controllers:  # on copies: the stored snapshot's engine form is shared
+        starts = [_with_objects(start, workload.controllers) for start in starts]
     runs = what_if(
         snapshot,
         pods,
@@ -392,6 +403,12 @@ def _compare(run: WhatIfRun, progress: _Progress) -> dict[str, Any]:
         entry["thresholdsFromPolicies"] = side.thresholds
         entry["annotationsChanged"] = pushed[1] if pushed and side.thresholds else 0
     return result
+
+
+def _with_objects(snapshot: Snapshot, objects: Sequence[Mapping[str, Any]]) -> Snapshot:
+    copied = snapshot.copy()
+    copied.add_cluster_objects(objects)
+    return copied
 
 
 def _as_pushed(run: WhatIfRun, stored: ClusterSnapshot) -> tuple[Snapshot, int]:

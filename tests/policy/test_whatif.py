@@ -26,7 +26,7 @@ from scoring.loading import flatten, parse_documents
 from scoring.objects import parse_pod
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 from scoring.simulation.compare import differences, what_if
-from scoring.simulation.workload import expand_workload
+from scoring.simulation.workload import expand_workload, workload_controllers
 
 # Comparisons run in-process even when a broker is configured (tests/sync has the worker test).
 pytestmark = pytest.mark.usefixtures("celery_eager")
@@ -120,13 +120,14 @@ def test_a_run_matches_the_engine_on_the_same_inputs(
     assert run.labels() == (f"stored configuration v{_version(cluster)}", "pack")
 
     stored = ClusterSnapshot.snapshots.get(pk=run.snapshot_id)
-    pods = [
-        parse_pod(m) for m in expand_workload(flatten(parse_documents(SAMPLE_WORKLOAD, "w"), "w"))
-    ]
+    objects = list(flatten(parse_documents(SAMPLE_WORKLOAD, "w"), "w"))
+    pods = [parse_pod(m) for m in expand_workload(objects)]
+    # As `simulate` does: the workload's ReplicaSets join the cluster, so the default spreading
+    # constraints select the replicas.
+    cluster_then = snapshot_for(stored).copy()
+    cluster_then.add_cluster_objects(workload_controllers(objects))
     engines = [engine_for(run.baseline), engine_for(run.candidate)]
-    expected = what_if(
-        snapshot_for(stored), pods, stored.taken_at, [("a", engines[0]), ("b", engines[1])]
-    )
+    expected = what_if(cluster_then, pods, stored.taken_at, [("a", engines[0]), ("b", engines[1])])
     result = run.result
     assert [r["placed"] for r in result["runs"]] == [e.placed for e in expected]
     moved = differences(*expected)
