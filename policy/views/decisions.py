@@ -34,6 +34,7 @@ from policy.ui.explain import (
     other_details,
     spread_view,
 )
+from policy.views import sorting
 from policy.views.forms import EvaluateForm
 from policy.views.support import SnapshotUnreadable, engine_snapshot, selected_cluster
 from scoring.errors import ConfigurationInvalid
@@ -149,17 +150,20 @@ def _evaluate(
         return None
 
 
-# Column → (ordering field, label); "-" in the query sorts descending.
-SORTABLE = (
-    ("created", "created"),
-    ("pod_name", "pod"),
-    ("outcome", "outcome"),
-    ("selected_node", "node"),
-    ("feasible_nodes", "feasible"),
-    ("profile", "profile"),
-    ("cluster__name", "cluster"),
-    ("source", "source"),
+# The list's columns: heading, sort key (DecisionListFilterSet's), model field.
+COLUMNS = (
+    ("Pod", "pod", "pod_name"),
+    ("Outcome", "outcome", "outcome"),
+    ("Node", "node", "selected_node"),
+    ("Feasible", "feasible", "feasible_nodes"),
+    ("Why not placed", "", ""),
+    ("Profile", "profile", "profile"),
+    ("Cluster", "cluster", "cluster__name"),
+    ("Source", "source", "source"),
+    ("When (UTC)", "created", "created"),
 )
+
+
 NOT_FILTERS = frozenset({"page", "sort"})
 
 
@@ -178,7 +182,7 @@ class DecisionListFilterSet(DecisionFilterSet):
     )
     profile = django_filters.CharFilter(lookup_expr="icontains", label="Profile contains")
     sort = django_filters.OrderingFilter(
-        fields=SORTABLE,
+        fields=[(field, key) for _, key, field in COLUMNS if key],
         label="Sort by",
         empty_label="Newest first",
     )
@@ -217,41 +221,10 @@ def decision_list(request: HttpRequest) -> HttpResponse:
             "page_obj": page,
             # Only filters make a list "match": page and sort keep every decision.
             "filtered": any(v for k, v in request.GET.items() if k not in NOT_FILTERS),
-            "columns": _columns(request),
+            "headings": sorting.headings(request, COLUMNS),
             "invalid": filterset.is_bound and not filterset.is_valid(),
         },
     )
-
-
-# The list's columns: heading, and the sort key of those it sorts by.
-COLUMNS = (
-    ("Pod", "pod"),
-    ("Outcome", "outcome"),
-    ("Node", "node"),
-    ("Feasible", "feasible"),
-    ("Why not placed", ""),
-    ("Profile", "profile"),
-    ("Cluster", "cluster"),
-    ("Source", "source"),
-    ("When (UTC)", "created"),
-)
-
-
-def _columns(request: HttpRequest) -> list[dict[str, str]]:
-    """Each column's heading with a link that sorts by it (again: the other way round), the
-    filters kept; ``order`` is how the list is sorted by it now (for ``aria-sort``)."""
-    current = request.GET.get("sort", "")
-    query = request.GET.copy()
-    query.pop("page", None)
-    columns = []
-    for label, key in COLUMNS:
-        column = {"label": label, "href": "", "order": ""}
-        if key:
-            query["sort"] = f"-{key}" if current == key else key
-            column["href"] = f"?{query.urlencode()}"
-            column["order"] = {key: "ascending", f"-{key}": "descending"}.get(current, "")
-        columns.append(column)
-    return columns
 
 
 @role_required(Role.VIEWER)

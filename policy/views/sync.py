@@ -39,6 +39,7 @@ from policy.services import sync_status
 from policy.services.changes import ChangeContext, record_denied
 from policy.ui import sync as present
 from policy.ui.policies import diff_lines
+from policy.views import sorting
 from policy.views.policies import EDITORS
 from policy.views.support import selected_cluster
 
@@ -104,6 +105,18 @@ def sync_index(request: HttpRequest) -> HttpResponse:
     return redirect("cluster-sync", cluster.pk)
 
 
+JOB_COLUMNS = (
+    ("Job", "id", "id"),
+    ("Kind", "kind", "kind"),
+    ("Status", "status", "status"),
+    ("Trigger", "trigger", "trigger"),
+    ("Who", "who", "requested_by__username"),
+    ("Requested (UTC)", "requested", "created"),
+    ("Duration", "", ""),
+    ("Error", "", ""),
+)
+
+
 @role_required(Role.VIEWER)
 @require_GET
 def cluster_sync(request: HttpRequest, pk: int) -> HttpResponse:
@@ -116,7 +129,8 @@ def cluster_sync(request: HttpRequest, pk: int) -> HttpResponse:
         history = history.filter(kind=kind)
     else:
         kind = ""
-    history = history.defer("changes", "log", "claimed_owned", "notes").order_by("-created", "-id")
+    order = sorting.ordering(request, JOB_COLUMNS, ("-created", "-id"))
+    history = history.defer("changes", "log", "claimed_owned", "notes").order_by(*order)
     page = Paginator(history, JOBS_PER_PAGE).get_page(request.GET.get("page"))
     drift = sync_services.drift_report(cluster)
     for item in drift["drift"]:
@@ -131,6 +145,8 @@ def cluster_sync(request: HttpRequest, pk: int) -> HttpResponse:
         "jobs": [(job, present.duration(job.duration)) for job in page.object_list],
         "kind": kind,
         "kinds": SyncJobKind.choices,
+        "headings": sorting.headings(request, JOB_COLUMNS),
+        "sorted": bool(request.GET.get("sort")),
         "can_push": can_push_policy(request.user),
         "can_refresh": can_edit_policy(request.user),
     }

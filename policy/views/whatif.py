@@ -19,6 +19,7 @@ from policy.roles import can_edit_policy, role_required
 from policy.services import rendering, whatif
 from policy.services.policies import PolicyInvalid
 from policy.ui import whatif as present
+from policy.views import sorting
 from policy.views.support import selected_cluster
 from policy.views.whatif_forms import SAMPLE_CONFIGURATION, SAMPLE_WORKLOAD, WhatIfForm
 
@@ -111,6 +112,20 @@ def _start(request: HttpRequest, form: WhatIfForm) -> WhatIfRun | None:
         return None
 
 
+RUN_COLUMNS = (
+    ("#", "id", "id"),
+    ("Status", "status", "status"),
+    ("Cluster", "cluster", "cluster__name"),
+    ("Pods", "pods", "pod_count"),
+    ("Baseline (A)", "baseline", "baseline_label"),
+    ("Candidate (B)", "candidate", "candidate_label"),
+    ("Placed A / B", "", ""),
+    ("Placed differently", "", ""),
+    ("Started by", "who", "requested_by__username"),
+    ("When (UTC)", "created", "created"),
+)
+
+
 @role_required(Role.VIEWER)
 @require_http_methods(["GET", "POST"])
 def whatif_list(request: HttpRequest) -> HttpResponse:
@@ -129,8 +144,10 @@ def whatif_list(request: HttpRequest) -> HttpResponse:
         previous_id = parse_id(request.GET.get("from"))
         previous = WhatIfRun.objects.filter(pk=previous_id).first() if previous_id else None
         form = WhatIfForm(initial=_initial(cluster, previous))
-    runs = WhatIfRun.objects.select_related("cluster", "requested_by").defer(
-        "result", "workload", "baseline", "candidate"
+    runs = (
+        WhatIfRun.objects.select_related("cluster", "requested_by")
+        .defer("result", "workload", "baseline", "candidate")
+        .order_by(*sorting.ordering(request, RUN_COLUMNS, ("-created", "-id")))
     )
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     latest = cluster.latest_snapshot() if cluster else None
@@ -143,6 +160,7 @@ def whatif_list(request: HttpRequest) -> HttpResponse:
             "cluster": cluster,
             "page": page,
             "pending_count": latest.pending_pod_count if latest else 0,
+            "headings": sorting.headings(request, RUN_COLUMNS),
         },
     )
 

@@ -315,3 +315,55 @@ def test_operators_find_the_add_cluster_page_from_sync(
     client.force_login(editor)
     assert 'href="/clusters/new/"' not in html_of(client.get(sync_url(policy)))
     assert client.get("/clusters/new/").status_code == 403
+
+
+def test_job_list_sorts_by_its_columns(
+    client: Client, viewer: User, policy: NodeThresholdPolicy
+) -> None:
+    for kind, status in (
+        (SyncJobKind.REFRESH, SyncJobStatus.SUCCEEDED),
+        (SyncJobKind.PUSH, SyncJobStatus.FAILED),
+        (SyncJobKind.DRY_RUN, SyncJobStatus.SUCCEEDED),
+    ):
+        SyncJob.objects.create(cluster=policy.cluster, kind=kind, status=status)
+    client.force_login(viewer)
+
+    def kinds(query: str) -> list[str]:
+        response = client.get(sync_url(policy) + query)
+        return [job.kind for job, _ in response.context["jobs"]]
+
+    assert kinds("") == ["dry-run", "push", "refresh"]  # newest first
+    assert kinds("?sort=kind") == ["dry-run", "push", "refresh"]
+    assert kinds("?sort=-kind") == ["refresh", "push", "dry-run"]
+    assert kinds("?sort=status")[0] == "push"  # failed before succeeded
+    html = html_of(client.get(sync_url(policy) + "?sort=-kind&kind="))
+    assert 'aria-sort="descending"' in html and "newest first" not in html
+    assert '<input type="hidden" name="sort" value="-kind">' in html  # the kind filter keeps it
+
+
+def test_what_if_list_sorts_by_its_columns(client: Client, viewer: User) -> None:
+    from django.utils import timezone
+
+    from policy.models import WhatIfRun
+
+    cluster = Cluster.objects.create(name="sorted")
+    for pods, label in ((5, "b"), (50, "a"), (500, "c")):
+        WhatIfRun.objects.create(
+            cluster=cluster,
+            snapshot_taken_at=timezone.now(),
+            workload_source="manifests",
+            pod_count=pods,
+            baseline_source="defaults",
+            baseline_label=label,
+            candidate_source="defaults",
+            candidate_label="x",
+        )
+    client.force_login(viewer)
+
+    def counts(query: str) -> list[int]:
+        return [run.pod_count for run in client.get(f"/what-if/{query}").context["page"]]
+
+    assert counts("") == [500, 50, 5]  # newest first
+    assert counts("?sort=pods") == [5, 50, 500]
+    assert counts("?sort=-baseline") == [500, 5, 50]
+    assert counts("?sort=bogus") == [500, 50, 5]
