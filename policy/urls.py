@@ -21,6 +21,7 @@ urlpatterns = [
     path("clusters/<int:pk>/sync/jobs/<int:job>/", views.cluster_sync_job, name="cluster-sync-job"),
     path("evaluate/", views.evaluate, name="evaluate"),
     path("decisions/", views.decision_list, name="decision-list"),
+    path("decisions/compare/", views.decision_compare, name="decision-compare"),
     path("decisions/<int:pk>/", views.decision_detail, name="decision-detail"),
     path("decisions/<int:pk>/nodes/<str:name>/", views.decision_node, name="decision-node"),
     path("what-if/", views.whatif_list, name="whatif-list"),

@@ -2,7 +2,13 @@
 
 from policy.views.cluster_add import cluster_add
 from policy.views.clusters import dashboard, node_detail
-from policy.views.decisions import decision_detail, decision_list, decision_node, evaluate
+from policy.views.decisions import (
+    decision_compare,
+    decision_detail,
+    decision_list,
+    decision_node,
+    evaluate,
+)
 from policy.views.health import healthz, readyz
 from policy.views.policies import (
     policy_create,
@@ -33,6 +39,7 @@ __all__ = [
     "cluster_sync_refresh",
     "cluster_sync_review",
     "dashboard",
+    "decision_compare",
     "decision_detail",
     "decision_list",
     "decision_node",

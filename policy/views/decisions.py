@@ -22,6 +22,7 @@ from policy.models import Cluster, PlacementDecision
 from policy.params import parse_id
 from policy.roles import role_required
 from policy.ui.decision import TOP_RANKED, decision_view
+from policy.ui.decision_compare import compare as compare_decisions
 from policy.ui.explain import (
     IMAGE_LOCALITY,
     INTER_POD_AFFINITY,
@@ -229,6 +230,51 @@ def decision_list(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.VIEWER)
 @require_GET
+def decision_compare(request: HttpRequest) -> HttpResponse:
+    """Two decisions side by side (``?a=&b=``; without ``b``, the previous decision of the same
+    pod in the same cluster)."""
+    first = _decision(request.GET.get("a"), "a")
+    second_id = request.GET.get("b")
+    if second_id:
+        second = _decision(second_id, "b")
+    else:
+        earlier = (
+            PlacementDecision.objects.select_related("cluster")
+            .filter(
+                cluster_id=first.cluster_id,
+                pod_namespace=first.pod_namespace,
+                pod_name=first.pod_name,
+                id__lt=first.pk,
+            )
+            .order_by("-id")
+            .first()
+        )
+        if earlier is None:
+            raise Http404(f"Decision {first.pk} has no earlier decision of the same pod.")
+        first, second = earlier, first  # older on the left
+    views = [decision_view(first.explanation), decision_view(second.explanation)]
+    return render(
+        request,
+        "policy/decision_compare.html",
+        {
+            "a": first,
+            "b": second,
+            "views": views,
+            "sides": [(first, views[0], "a"), (second, views[1], "b")],
+            "comparison": compare_decisions(*views),
+        },
+    )
+
+
+def _decision(value: str | None, name: str) -> PlacementDecision:
+    pk = parse_id(value)
+    if pk is None:
+        raise Http404(f"{name}: a decision id is needed")
+    return get_object_or_404(PlacementDecision.objects.select_related("cluster"), pk=pk)
+
+
+@role_required(Role.VIEWER)
+@require_GET
 def decision_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """One decision: the winner, the ranking, and every filtered node grouped by reason."""
     decision = get_object_or_404(
@@ -254,6 +300,12 @@ def decision_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "policy/decision.html",
         {
             "decision": decision,
+            "earlier": PlacementDecision.objects.filter(
+                cluster_id=decision.cluster_id,
+                pod_namespace=decision.pod_namespace,
+                pod_name=decision.pod_name,
+                id__lt=decision.pk,
+            ).exists(),
             "view": view,
             "ranked": ranked,
             "show_all": show_all,

@@ -329,3 +329,30 @@ def test_node_page_explains_topology_spread_and_pod_affinity(
     assert not [
         p for p, _ in response.context["others"] if p in ("PodTopologySpread", "InterPodAffinity")
     ]
+
+
+def test_two_decisions_side_by_side(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    """The same pod asking for more: fewer nodes fit, the page puts those nodes first."""
+    small = evaluated(demo_snapshot, name="grow", cpu="1")
+    big = evaluated(demo_snapshot, name="grow", cpu="20")
+    client.force_login(viewer)
+    detail = client.get(f"/decisions/{big.pk}/").content.decode()
+    assert f'href="/decisions/compare/?a={big.pk}"' in detail  # previous decision of the pod
+    assert (
+        f'/decisions/compare/?a={small.pk}"'
+        not in client.get(f"/decisions/{small.pk}/").content.decode()
+    )  # the first decision of a pod has none
+    response = client.get(f"/decisions/compare/?a={big.pk}")
+    assert (response.context["a"].pk, response.context["b"].pk) == (small.pk, big.pk)
+    comparison = response.context["comparison"]
+    assert comparison.changed == small.feasible_nodes - big.feasible_nodes > 0
+    first = comparison.lines[0]
+    assert first.changed and first.a.rank is not None and first.b.rank is None
+    assert first.b.reason.startswith("NodeResourcesFit: Insufficient cpu")
+    assert comparison.total_nodes == 12
+    explicit = client.get(f"/decisions/compare/?a={small.pk}&b={big.pk}")
+    assert explicit.context["comparison"].changed == comparison.changed
+    assert client.get("/decisions/compare/?a=x").status_code == 404
+    assert client.get(f"/decisions/compare/?a={small.pk}").status_code == 404  # no earlier one
