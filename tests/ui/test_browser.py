@@ -215,3 +215,28 @@ def test_long_work_shows_it_is_under_way(
     assert busy.is_disabled() and busy.inner_text() == "Evaluating…"
     assert page.locator("form[data-busy]").get_attribute("aria-busy") == "true"
     screenshot(page, "evaluate-busy")
+
+
+def test_compare_a_pod_with_its_previous_decision(
+    page: Any, live_server: Any, cluster: Any, screenshot: Shot
+) -> None:
+    first = evaluate_pod(cluster, batch_pod(cpu="2"), source=DecisionSource.UI)
+    second = evaluate_pod(cluster, batch_pod(cpu="24"), source=DecisionSource.UI)
+    make_user("vera", Role.VIEWER)
+    log_in(page, live_server, "vera")
+    page.goto(f"{live_server.url}/decisions/{second.pk}/")
+    page.get_by_role("link", name="Compare with this pod's previous decision").click()
+    page.wait_for_url(re.compile(r"/decisions/compare/"))
+    assert page.title() == f"Decisions {first.pk} and {second.pk} compared · schedboard"
+    assert page.get_by_role("heading", name=re.compile("^(Both chose|A chose)")).is_visible()
+    assert page.locator("tr.over").count() >= 1  # nodes that fit the small pod only
+    screenshot(page, "decision-compare")
+
+
+def batch_pod(cpu: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "batch-7", "namespace": "analytics"},
+        "spec": {"containers": [{"name": "job", "resources": {"requests": {"cpu": cpu}}}]},
+    }
