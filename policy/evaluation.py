@@ -102,7 +102,7 @@ def choose_configuration(cluster: Cluster, configuration_id: int | None) -> Conf
         )
     if chosen is None:
         return ConfigurationChoice(None, None, None)
-    return ConfigurationChoice(chosen.to_document(), chosen.pk, chosen.version)
+    return ConfigurationChoice(chosen.written_document(), chosen.pk, chosen.version)
 
 
 def _latest_snapshot(cluster: Cluster) -> ClusterSnapshot:

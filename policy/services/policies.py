@@ -485,10 +485,11 @@ class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
         *,
         expected_version: int | None,
     ) -> tuple[SchedulerConfiguration, bool]:
-        """Create or replace the cluster's configuration from a v1 document (YAML or JSON).
+        """Create or replace the cluster's configuration from a document (YAML or JSON) of any
+        config version (v1beta2, v1beta3, v1).
 
-        Returns the configuration and whether it was created. Unknown plugins and their args
-        are kept as written.
+        Returns the configuration and whether it was created. The document is kept as written
+        (``source_document``): what is written back is it with later edits applied.
         """
         errors = documents.validate_source(source)
         if errors:
@@ -532,6 +533,7 @@ def apply_tree(
         for name in SchedulerConfiguration.SNAPSHOT_FIELDS
         if name in tree and name != "cluster"
     }
+    values["source_document"] = tree.get("source_document")  # none in trees before it existed
     _set_fields(configuration, values)
     existing = {p.pk: p for p in configuration.profiles.select_related("loadaware_args")}
     by_name: dict[str, list[SchedulerProfile]] = {}

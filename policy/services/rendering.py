@@ -1,7 +1,9 @@
 """What schedboard would write to a cluster, rendered from the stored policies.
 
-- the KubeSchedulerConfiguration YAML (the engine's ``dump_configuration`` of the validated,
-  defaulted document) for the cluster's scheduler ConfigMap;
+- the KubeSchedulerConfiguration YAML for the cluster's scheduler ConfigMap: the document as
+  written (imported or adopted, in its own apiVersion) with the edits made in schedboard, no
+  default filled in (:func:`policy.documents.written_document`); the defaulted document is
+  shown as "effective" only;
 - per node, the ``scheduling.koordinator.sh/usage-thresholds`` annotation the node threshold
   policies give it (matched against the nodes of the cluster's newest snapshot);
 - the ``colocation-config`` JSON of Koordinator's slo-controller ConfigMap for the NodeMetric
@@ -12,12 +14,14 @@ Values are canonical (sorted keys), so rendering the same policies twice gives t
 
 from __future__ import annotations
 
+import json
 import zoneinfo
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import numpy as np
+import yaml
 from django.utils import timezone
 
 from policy.gateway.desired import usage_thresholds_annotation
@@ -53,10 +57,24 @@ def annotation_value(policy: NodeThresholdPolicy) -> str | None:
 
 
 def render_scheduler_configuration(configuration: SchedulerConfiguration) -> str:
-    """The YAML written to the scheduler ConfigMap: the engine's defaulted v1 document."""
+    """The YAML written to the scheduler ConfigMap: the document as written, sparse."""
     # Stored configurations are valid; an engine upgrade could change that (PolicyInvalid).
     _, built = validated_tree(configuration)
-    return dump_configuration(load_configuration(built.document))
+    return document_yaml(built.written)
+
+
+def document_yaml(document: Any) -> str:
+    """A JSON-able document as YAML, keys in the order written."""
+    plain = json.loads(json.dumps(document))
+    text: str = yaml.safe_dump(plain, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return text
+
+
+def effective_configuration(configuration: SchedulerConfiguration) -> str:
+    """What the scheduler runs with the written document: every default filled in (v1), for
+    reading only, never written."""
+    _, built = validated_tree(configuration)
+    return dump_configuration(load_configuration(built.written))
 
 
 # -- node thresholds ----------------------------------------------------------------------------

@@ -104,7 +104,10 @@ def resolve_configuration(
             raise WhatIfInvalid(
                 {field: [f"cluster {cluster.name} has no stored scheduler configuration"]}
             )
-        label, document = label or f"stored configuration v{stored.version}", stored.to_document()
+        label, document = (
+            label or f"stored configuration v{stored.version}",
+            stored.written_document(),
+        )
     elif wanted.source == ConfigurationSource.CUSTOM:
         label, document = label or "custom YAML", _custom(wanted, field)
     else:
