@@ -427,6 +427,9 @@ def _pk(value: Any) -> int:
     return int(value.pk if isinstance(value, models.Model) else value)
 
 
+ADOPTED = "adopted from the cluster"
+
+
 class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
     model = SchedulerConfiguration
     kind = "configuration"
@@ -484,6 +487,7 @@ class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
         ctx: ChangeContext,
         *,
         expected_version: int | None,
+        message: str = "imported",
     ) -> tuple[SchedulerConfiguration, bool]:
         """Create or replace the cluster's configuration from a document (YAML or JSON) of any
         config version (v1beta2, v1beta3, v1).
@@ -507,8 +511,18 @@ class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
                 configuration.save()
             else:
                 _check_version(configuration, expected_version)
-            apply_tree(configuration, tree, ctx, ChangeAction.IMPORT, "imported", created=created)
+            apply_tree(configuration, tree, ctx, ChangeAction.IMPORT, message, created=created)
             return configuration, created
+
+    def adopt(self, cluster: Cluster, source: str, ctx: ChangeContext) -> SchedulerConfiguration:
+        """Store the configuration the cluster's scheduler runs (its ConfigMap's document) as
+        the cluster's, when schedboard stores none: pushing then writes it back unchanged.
+        :class:`PolicyInvalid` when it is invalid; :class:`PreconditionFailed` when one
+        appeared meanwhile."""
+        configuration, _ = self.import_document(
+            cluster, source, ctx, expected_version=NOT_THERE_YET, message=ADOPTED
+        )
+        return configuration
 
 
 def apply_tree(

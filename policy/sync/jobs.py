@@ -51,7 +51,8 @@ from policy.models import (
     SyncJobStatus,
     SyncJobTrigger,
 )
-from policy.services import record_snapshot, rendering
+from policy.services import policies, record_snapshot, rendering
+from policy.services.changes import ChangeContext
 from policy.services.policies import PolicyInvalid
 from policy.services.sync_status import SYNCED, cluster_status
 from policy.sync import planners
@@ -507,6 +508,7 @@ def _refresh(job: SyncJob, log: JobLog) -> None:
     try:
         with transaction.atomic():
             result = _store_refresh(job, state, target, log)
+            _adopt(job, state, result.live_scheduler_config, log)
             drift = [d.as_dict() for d in result.drift]
             if drift:
                 log("drift: %d object field(s) differ from what schedboard wrote", len(drift))
@@ -533,6 +535,29 @@ def _refresh(job: SyncJob, log: JobLog) -> None:
         raise
     finally:
         target.close()
+
+
+def _adopt(job: SyncJob, state: ClusterSyncState, text: str | None, log: JobLog) -> None:
+    """The first refresh of a cluster whose scheduler ConfigMap holds a configuration, while
+    schedboard stores none, adopts it as the stored one (kept as written), so a push writes
+    back what the scheduler already runs; an invalid one is left alone and logged."""
+    if not text:
+        return
+    cluster = job.cluster
+    ref = f"{cluster.scheduler_config_namespace}/{cluster.scheduler_config_name}"
+    try:
+        with transaction.atomic():
+            configuration = policies.SchedulerConfigurationService().adopt(
+                cluster, text, ChangeContext.system()
+            )
+    except policies.PolicyInvalid as exc:
+        shown = "; ".join(f"{e.field or '<document>'}: {e.detail}" for e in exc.errors[:3])
+        log("scheduler configuration in %s not adopted: %s", ref, shown)
+        return
+    except policies.PreconditionFailed:
+        return  # one was stored meanwhile
+    ClusterSyncState.objects.filter(pk=state.pk).update(scheduler_config=text)
+    log("adopted the scheduler configuration in %s (%s)", ref, configuration.api_version)
 
 
 def _after_refresh(cluster_id: int) -> None:
