@@ -55,7 +55,7 @@ from policy.services import policies, record_snapshot, rendering
 from policy.services.changes import ChangeContext
 from policy.services.policies import PolicyInvalid
 from policy.services.sync_status import SYNCED, cluster_status
-from policy.sync import planners
+from policy.sync import attention, planners
 from policy.sync.appliers import PushFailed, as_dicts, target_for
 from policy.sync.confirmation import confirmed_only, describe, unconfirmed
 
@@ -596,7 +596,7 @@ def plan_push(cluster: Cluster, *, user: AbstractBaseUser | AnonymousUser | None
         SyncJob.objects.filter(pk=job.pk).update(
             status=SyncJobStatus.SUCCEEDED,
             finished=timezone.now(),
-            changes=as_dicts(plan.changes),
+            changes=attention.mark(as_dicts(plan.changes), cluster),
             notes=plan.notes,
             log=log.text(),
         )

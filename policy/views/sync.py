@@ -138,7 +138,13 @@ def cluster_sync(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _review(
-    request: HttpRequest, cluster: Cluster, plan: SyncJob, *, stale: bool = False, status: int = 200
+    request: HttpRequest,
+    cluster: Cluster,
+    plan: SyncJob,
+    *,
+    stale: bool = False,
+    status: int = 200,
+    unacknowledged: bool = False,
 ) -> HttpResponse:
     """The confirmation page of the dry-run ``plan``."""
     context = {
@@ -146,6 +152,8 @@ def _review(
         "plan": plan,
         "rows": present.change_rows(plan.changes),
         "summary": present.change_summary(plan.changes),
+        "attention": sync_services.attention_reasons(plan.changes or []),
+        "unacknowledged": unacknowledged,
         "stale": stale,
         "failed": plan.status != SyncJobStatus.SUCCEEDED,
     }
@@ -181,14 +189,23 @@ def cluster_sync_push(request: HttpRequest, pk: int) -> HttpResponse:
     plan_id = parse_id(request.POST.get("plan"))
     if plan_id is None:
         return HttpResponseBadRequest("plan: the id of the reviewed dry-run is required.")
+    acknowledged = request.POST.get("acknowledge_attention") == "on"
     try:
-        confirmed = sync_services.confirm_push(cluster, plan_id, user=request.user)
+        confirmed = sync_services.confirm_push(
+            cluster, plan_id, user=request.user, acknowledged=acknowledged
+        )
     except sync_services.UnknownPlan as exc:
         return HttpResponseBadRequest(f"plan: {exc}.")
     if confirmed.job is None:
-        status = {"plan-failed": 502, "stale": 409}.get(confirmed.outcome, 200)
+        outcome = confirmed.outcome
+        status = {"plan-failed": 502, "stale": 409, "unacknowledged": 400}.get(outcome, 200)
         return _review(
-            request, cluster, confirmed.plan, stale=confirmed.outcome == "stale", status=status
+            request,
+            cluster,
+            confirmed.plan,
+            stale=outcome == "stale",
+            status=status,
+            unacknowledged=outcome == "unacknowledged",
         )
     job = confirmed.job
     messages.success(request, f"Push #{job.pk} of {cluster.name} requested.")
