@@ -26,9 +26,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scoring.config import Target, validate_configuration
+from scoring.config import SchedulerConfiguration as EngineConfiguration
+from scoring.config import Target, infer_target, sparse_document, validate_configuration
 from scoring.config.loader import CONFIG_API_VERSION, CONFIG_KIND, parse_text
+from scoring.config.registries import config_versions_of
 from scoring.config.schema import KUBE_SCHEDULER_CONFIGURATION, Decoder
+from scoring.config.targets import document_plugins
 from scoring.config.versions import GROUP
 from scoring.errors import INVALID, TYPE_INVALID, FieldError, InputError
 from scoring.plugins.loadaware.args import ARGS_KIND as LOADAWARE_KIND
@@ -382,6 +385,21 @@ def tree_from_document(written: Mapping[str, Any]) -> dict[str, Any]:
     return tree
 
 
+def detect_target(text: str) -> str:
+    """``flavor@version`` the engine infers from a scheduler ConfigMap's document (its
+    apiVersion and the plugins it enables); empty when it is no such document."""
+    try:
+        document = parse_source(text)
+    except InputError:
+        return ""
+    if not isinstance(document, Mapping) or document.get("kind") != CONFIG_KIND:
+        return ""
+    group, _, version = str(document.get("apiVersion") or "").rpartition("/")
+    if group != GROUP:
+        return ""
+    return str(infer_target(version, document_plugins(document)))
+
+
 def parse_source(text: str) -> Any:
     """A YAML or JSON document; :class:`InputError` when unreadable."""
     return parse_text(text, "document")
@@ -423,12 +441,43 @@ def validate_source(
     return errors
 
 
+def validate_import(source: str, target: Target | None) -> list[FieldError]:
+    """Errors of a document to import, as it would be written for ``target``."""
+    try:
+        document = parse_source(source)
+        if isinstance(document, Mapping):
+            return validate_source(for_target(document, target), target)
+    except InputError as exc:
+        return input_errors(exc)
+    return validate_source(source, target)
+
+
 def validate_tree(
     tree: Mapping[str, Any], target: Target | None = None
 ) -> tuple[BuiltDocument, list[FieldError]]:
-    """The tree's built document and the engine's errors in what would be written."""
+    """The tree's built document and the engine's errors in what would be written (in an
+    apiVersion ``target`` reads: :func:`for_target`)."""
     built = build_document(tree)
+    try:
+        built.written = for_target(built.written, target)
+    except InputError as exc:
+        return built, input_errors(exc)
     return built, validate_source(built.written, target)
+
+
+def for_target(document: Mapping[str, Any], target: Target | None) -> dict[str, Any]:
+    """The document in its own apiVersion when the target's release reads it, else converted
+    (by the engine, :func:`scoring.config.sparse_document`) to the newest version it reads;
+    :class:`InputError` naming the field the other version cannot hold."""
+    current = str(document.get("apiVersion") or "")
+    minor = target.kubernetes_minor if target is not None else None
+    readable = config_versions_of(minor) if minor is not None else ()
+    group, _, version = current.rpartition("/")
+    if not readable or group != GROUP or version in readable:
+        return dict(document)
+    loaded = EngineConfiguration((), {}, api_version=current, source=document)
+    converted: dict[str, Any] = sparse_document(loaded, f"{GROUP}/{readable[-1]}")
+    return converted
 
 
 # -- error locations ----------------------------------------------------------------------------

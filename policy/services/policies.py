@@ -306,7 +306,7 @@ def validated_tree(configuration: SchedulerConfiguration) -> tuple[dict[str, Any
     """The configuration's tree and its built document, after the engine found it valid
     (:class:`PolicyInvalid` with located errors otherwise)."""
     tree = documents.tree_snapshot(configuration)
-    built, errors = documents.validate_tree(tree)
+    built, errors = documents.validate_tree(tree, configuration.cluster.scheduler_target())
     if errors:
         raise tree_errors(built, errors)
     return tree, built
@@ -445,7 +445,7 @@ class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
             tree = {"id": None, **obj.snapshot(), "profiles": []}
         else:
             tree = documents.tree_snapshot(obj)
-        built, errors = documents.validate_tree(tree)
+        built, errors = documents.validate_tree(tree, obj.cluster.scheduler_target())
         if errors:
             raise tree_errors(built, errors)
 
@@ -495,7 +495,7 @@ class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
         Returns the configuration and whether it was created. The document is kept as written
         (``source_document``): what is written back is it with later edits applied.
         """
-        errors = documents.validate_source(source)
+        errors = documents.validate_import(source, cluster.scheduler_target())
         if errors:
             raise PolicyInvalid(
                 [LocatedError("document", None, e.field, e.field, e.type, e.detail) for e in errors]

@@ -95,7 +95,8 @@ class RefreshResult:
     listed: list[str] = field(default_factory=list)  # kinds read by a full list, not a watch
     changes: int = 0  # watch events applied since the previous read
     since_stored: SnapshotChanges | None = None  # what changed since the newest snapshot
-    # The scheduler ConfigMap's configuration, read when schedboard stores none (to adopt it).
+    # The scheduler ConfigMap's configuration when it was read (to detect the scheduler target,
+    # and to adopt it when schedboard stores none).
     live_scheduler_config: str | None = None
 
 
@@ -221,8 +222,7 @@ class KubeTarget:
         if state.scheduler_config is not None or not stored:
             namespace, name = c.scheduler_config_namespace, c.scheduler_config_name
             configmap = gw.read_configmap(self.conn, namespace, name)
-            if not stored:
-                live = ((configmap or {}).get("data") or {}).get(c.scheduler_config_key)
+            live = ((configmap or {}).get("data") or {}).get(c.scheduler_config_key)
             if state.scheduler_config is not None:
                 changed = configmap_key_drift(
                     configmap, namespace, name, c.scheduler_config_key, state.scheduler_config

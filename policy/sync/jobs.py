@@ -34,7 +34,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from policy import broker
+from policy import broker, documents
 from policy.choices import ClusterKind, PushMode
 from policy.gateway import apply as gw
 from policy.gateway.errors import (
@@ -46,6 +46,7 @@ from policy.gateway.errors import (
 from policy.models import (
     Cluster,
     ClusterSyncState,
+    SchedulerConfiguration,
     SyncJob,
     SyncJobKind,
     SyncJobStatus,
@@ -508,6 +509,7 @@ def _refresh(job: SyncJob, log: JobLog) -> None:
     try:
         with transaction.atomic():
             result = _store_refresh(job, state, target, log)
+            _detect_target(job.cluster, result.live_scheduler_config, log)
             _adopt(job, state, result.live_scheduler_config, log)
             drift = [d.as_dict() for d in result.drift]
             if drift:
@@ -537,13 +539,24 @@ def _refresh(job: SyncJob, log: JobLog) -> None:
         target.close()
 
 
+def _detect_target(cluster: Cluster, text: str | None, log: JobLog) -> None:
+    """Record the scheduler the ConfigMap's document is for (as the engine infers it)."""
+    if not text:
+        return
+    detected = documents.detect_target(text)
+    if detected and detected != cluster.detected_scheduler_target:
+        Cluster.objects.filter(pk=cluster.pk).update(detected_scheduler_target=detected)
+        cluster.detected_scheduler_target = detected
+        log("scheduler target detected from the ConfigMap: %s", detected)
+
+
 def _adopt(job: SyncJob, state: ClusterSyncState, text: str | None, log: JobLog) -> None:
     """The first refresh of a cluster whose scheduler ConfigMap holds a configuration, while
     schedboard stores none, adopts it as the stored one (kept as written), so a push writes
     back what the scheduler already runs; an invalid one is left alone and logged."""
-    if not text:
-        return
     cluster = job.cluster
+    if not text or SchedulerConfiguration.objects.filter(cluster=cluster).exists():
+        return
     ref = f"{cluster.scheduler_config_namespace}/{cluster.scheduler_config_name}"
     try:
         with transaction.atomic():

@@ -22,6 +22,11 @@ from tests.policy.policy_api import ARGS, patch
 
 NAMESPACE = "koordinator-system"
 KEY = "koord-scheduler-config"
+# The engine's inference (docs/scheduler-targets.md, "Inference").
+DETECTED = {
+    "koordinator-v1.5.0-v1beta3.yaml": "koord-scheduler@1.6",
+    "koordinator-v1.7.0-v1.yaml": "koord-scheduler@1.8",
+}
 FIXTURES = Path(__file__).parents[1] / "scoring" / "fixtures" / "scheduler-configs"
 
 
@@ -77,6 +82,8 @@ def test_adopt_then_edit_one_threshold(
     history = PolicyChange.objects.filter(object_id=configuration.pk, action="import")
     assert [c.message for c in history] == ["adopted from the cluster"]
     assert configuration.api_version == yaml.safe_load(text)["apiVersion"]
+    cluster.refresh_from_db()
+    assert cluster.detected_scheduler_target == DETECTED[fixture]
 
     dry_run = sync_services.plan(cluster)
     assert dry_run.status == "succeeded", dry_run.log

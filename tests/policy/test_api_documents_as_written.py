@@ -95,3 +95,62 @@ def test_effective_shows_defaults_render_does_not(client: Any, cluster_id: int) 
     effective = yaml.safe_load(client.get(f"{CONFIGS}{body['id']}/effective/").content.decode())
     assert "parallelism" not in rendered and effective["parallelism"] == 16
     assert rendered["apiVersion"].endswith("/v1beta3")
+
+
+CLUSTERS = "/api/v1/clusters/"
+
+
+def _set_target(client: Any, cluster_id: int, flavor: str, version: str, status: int = 200) -> Any:
+    etag = client.get(f"{CLUSTERS}{cluster_id}/")["ETag"]
+    return patch(
+        client,
+        f"{CLUSTERS}{cluster_id}/",
+        {"scheduler_flavor": flavor, "scheduler_version": version},
+        etag,
+        status,
+    )
+
+
+@pytest.fixture
+def operator_client(api_client: Any, operator: User) -> Any:
+    api_client.force_login(operator)
+    return api_client
+
+
+def test_operators_set_the_scheduler_target(operator_client: Any, cluster_id: int) -> None:
+    body = _set_target(operator_client, cluster_id, "koord-scheduler", "v1.7.2")
+    assert body["scheduler_target"] == "koord-scheduler@1.7"
+    assert body["detected_scheduler_target"] == ""
+    refused = _set_target(operator_client, cluster_id, "koord-scheduler", "seven", 400)
+    assert "scheduler_version" in str(refused)
+    refused = _set_target(operator_client, cluster_id, "", "1.28", 400)
+    assert "scheduler_version" in str(refused)
+    cleared = _set_target(operator_client, cluster_id, "", "")
+    assert cleared["scheduler_target"] is None
+
+
+def test_the_target_decides_the_rendered_api_version(
+    client: Any, cluster_id: int, operator: User
+) -> None:
+    text = (FIXTURES / "deckhouse-kubeadm-podtopologyspread-v1beta3.yaml").read_text()
+    body = _import(client, cluster_id, text)
+    assert _render(client, body["id"])["apiVersion"].endswith("/v1beta3")
+    client.force_login(operator)
+    _set_target(client, cluster_id, "kube-scheduler", "1.30")  # reads v1 only
+    rendered = _render(client, body["id"])
+    assert rendered["apiVersion"] == "kubescheduler.config.k8s.io/v1"
+    written = yaml.safe_load(text)
+    assert leaves({**rendered, "apiVersion": written["apiVersion"]}) == leaves(written)
+
+
+def test_the_target_decides_the_registry(client: Any, cluster_id: int, operator: User) -> None:
+    # Koordinator's 1.5.0 chart lists Coscheduling at queueSort: koord-scheduler 1.7 has no
+    # such QueueSort plugin and would not start (docs/scheduler-targets.md).
+    text = (FIXTURES / "koordinator-v1.5.0-v1beta3.yaml").read_text()
+    _import(client, cluster_id, text)  # inferred: koord-scheduler@1.6
+    client.force_login(operator)
+    _set_target(client, cluster_id, "koord-scheduler", "1.7")
+    configuration = SchedulerConfiguration.objects.get(cluster_id=cluster_id)
+    response = client.get(f"{CONFIGS}{configuration.pk}/render/")
+    assert response.status_code == 400
+    assert "Coscheduling" in response.content.decode()
