@@ -34,13 +34,14 @@ from policy.models import (
 )
 from policy.params import parse_id
 from policy.roles import can_edit_policy, can_push_policy, role_required
+from policy.services import policies, sync_status
 from policy.services import sync as sync_services
-from policy.services import sync_status
 from policy.services.changes import ChangeContext, record_denied
 from policy.ui import sync as present
 from policy.ui.policies import diff_lines
 from policy.views.policies import EDITORS
 from policy.views.support import selected_cluster
+from scoring.config import FLAVORS
 
 JOBS_PER_PAGE = 20
 POLL_SECONDS = 2
@@ -133,8 +134,35 @@ def cluster_sync(request: HttpRequest, pk: int) -> HttpResponse:
         "kinds": SyncJobKind.choices,
         "can_push": can_push_policy(request.user),
         "can_refresh": can_edit_policy(request.user),
+        "flavors": FLAVORS,
+        "scheduler_target": cluster.scheduler_target(),
     }
     return render(request, "policy/sync/cluster.html", context)
+
+
+@role_required(Role.VIEWER)
+@require_POST
+def cluster_sync_target(request: HttpRequest, pk: int) -> HttpResponse:
+    """Set the scheduler the cluster runs (flavor, version; empty: detected), operators."""
+    _require_operator(request)
+    cluster = get_object_or_404(Cluster, pk=pk)
+    values = {
+        "scheduler_flavor": request.POST.get("scheduler_flavor", "").strip(),
+        "scheduler_version": request.POST.get("scheduler_version", "").strip(),
+    }
+    try:
+        policies.ClusterService().update(
+            cluster.pk,
+            values,
+            ChangeContext.from_request(request, ui=True),
+            expected_version=None,
+        )
+    except policies.PolicyInvalid as exc:
+        messages.error(request, "; ".join(f"{e.field}: {e.detail}" for e in exc.errors))
+    else:
+        target = Cluster.objects.get(pk=pk).scheduler_target()
+        messages.success(request, f"Scheduler target of {cluster.name}: {target or 'inferred'}.")
+    return redirect("cluster-sync", cluster.pk)
 
 
 def _review(
