@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from policy.models import SchedulerConfiguration
 from scoring.config.dump import leaves
 from tests.policy.policy_api import ARGS, CONFIGS, ok, patch
+from tests.scoring.builders import make_container, make_pod
 
 pytestmark = pytest.mark.django_db
 
@@ -154,3 +155,22 @@ def test_the_target_decides_the_registry(client: Any, cluster_id: int, operator:
     response = client.get(f"{CONFIGS}{configuration.pk}/render/")
     assert response.status_code == 400
     assert "Coscheduling" in response.content.decode()
+    pod = make_pod("koord-1", containers=[make_container("app", {"cpu": "100m"})])
+    pod["spec"]["schedulerName"] = "koord-scheduler"
+    evaluated = client.post(f"/api/v1/clusters/{cluster_id}/evaluate/", {"pod": pod}, format="json")
+    assert evaluated.status_code == 400 and "Coscheduling" in evaluated.content.decode()
+
+
+@pytest.mark.parametrize("name", ["koordinator-v1.5.0-v1beta3.yaml", "koordinator-v1.7.0-v1.yaml"])
+def test_evaluating_with_koordinators_chart_configuration(
+    client: Any, cluster_id: int, name: str
+) -> None:
+    _import(client, cluster_id, (FIXTURES / name).read_text())
+    pod = make_pod("koord-1", containers=[make_container("app", {"cpu": "100m"})])
+    pod["spec"]["schedulerName"] = "koord-scheduler"
+    response = client.post(f"/api/v1/clusters/{cluster_id}/evaluate/", {"pod": pod}, format="json")
+    assert response.status_code == 201, response.content[:2000]
+    body = response.json()
+    assert body["profile"] == "koord-scheduler"
+    skipped = {entry["plugin"] for entry in body["skippedPlugins"]}
+    assert "Reservation" in skipped and "LoadAwareScheduling" not in skipped
