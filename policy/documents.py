@@ -177,7 +177,8 @@ def _build(tree: Mapping[str, Any], args_api_version: str = ARGS_API_VERSION) ->
     doc: dict[str, Any] = {"apiVersion": CONFIG_API_VERSION, "kind": CONFIG_KIND}
     for name, v1_name in CONFIGURATION_FIELDS.items():
         value = tree.get(name)
-        if not _unset(value) and value is not False:
+        # delayCacheUntilActive is stored as a plain boolean: false is its default, unset.
+        if not _unset(value) and not (name == "delay_cache_until_active" and value is False):
             doc[v1_name] = copy.deepcopy(value)
     origins = [Origin("", CONFIGURATION, tree.get("id"), "")]
     profiles = []

@@ -384,6 +384,8 @@ def _push(job: SyncJob, log: JobLog) -> None:
         log("planned %d change(s)", len(plan.changes))
         if _beyond_confirmed(job, log, as_dicts(plan.changes)):
             return
+        if _unacknowledged(job, log, as_dicts(plan.changes)):
+            return
         SyncJob.objects.filter(pk=job.pk).update(claimed_owned=plan.claim(owned, desired).as_dict())
         result = target.apply(desired, owned, plan, on_write=record_write)
     except PushFailed as exc:
@@ -420,6 +422,24 @@ def _beyond_confirmed(job: SyncJob, log: JobLog, planned: list[dict[str, Any]]) 
         log,
         f"not pushed: {len(extra)} change(s) were not in the confirmed plan ({shown}{more}); "
         "the policies or the cluster changed since it was reviewed: review the new plan",
+        [],
+    )
+    return True
+
+
+def _unacknowledged(job: SyncJob, log: JobLog, planned: list[dict[str, Any]]) -> bool:
+    """Fail a push nobody reviewed (automatic, time window) that would make a change needing
+    attention (:mod:`policy.sync.attention`): only an operator's acknowledged plan writes it."""
+    if job.trigger == SyncJobTrigger.OPERATOR or job.confirmed_changes is not None:
+        return False
+    reasons = attention.needs_acknowledgement(attention.mark(planned, job.cluster))
+    if not reasons:
+        return False
+    _fail(
+        job,
+        log,
+        f"not pushed: the scheduler configuration change needs attention ({'; '.join(reasons)}); "
+        "an operator must review and acknowledge it (Push to cluster)",
         [],
     )
     return True

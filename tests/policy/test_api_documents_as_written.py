@@ -174,3 +174,12 @@ def test_evaluating_with_koordinators_chart_configuration(
     assert body["profile"] == "koord-scheduler"
     skipped = {entry["plugin"] for entry in body["skippedPlugins"]}
     assert "Reservation" in skipped and "LoadAwareScheduling" not in skipped
+
+
+def test_switching_profiling_off_is_written(client: Any, cluster_id: int) -> None:
+    text = (FIXTURES / "kubernetes-docs-multiple-profiles-v1.yaml").read_text()
+    body = _import(client, cluster_id, text)
+    patch(client, f"{CONFIGS}{body['id']}/", {"enable_profiling": False}, f'W/"{body["version"]}"')
+    rendered = _render(client, body["id"])
+    assert rendered["enableProfiling"] is False
+    assert leaves(rendered) == {**leaves(yaml.safe_load(text)), "enableProfiling": False}

@@ -11,7 +11,7 @@ import yaml
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy.models import ClusterSnapshot, ClusterSyncState, SyncJob, SyncJobKind
+from policy.models import ClusterSnapshot, ClusterSyncState, SyncJob, SyncJobKind, SyncJobTrigger
 from policy.sync.attention import scheduler_attention
 from tests.policy.builders import unpushed_policies
 
@@ -118,3 +118,17 @@ def test_the_sync_page_asks_for_the_acknowledgement(
         pushed = client.post(f"{base}/push/", {"plan": fresh, "acknowledge_attention": "on"})
     assert pushed.status_code == 302
     assert SyncJob.objects.filter(kind=SyncJobKind.PUSH).exists()
+
+
+@pytest.mark.django_db
+def test_an_automatic_push_never_writes_a_risky_change(planned: Any, run_on_commit: Any) -> None:
+    from policy.services import sync as sync_services
+
+    with run_on_commit():
+        job = sync_services.push(planned, trigger=SyncJobTrigger.AUTOMATIC)
+    job.refresh_from_db()
+    assert job.status == "failed"
+    assert "needs attention (leaderElection removed" in job.error
+    assert job.changes == []
+    state = ClusterSyncState.objects.get(cluster=planned)
+    assert yaml.safe_load(state.scheduler_config or "") == KOORD  # nothing written
