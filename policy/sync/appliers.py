@@ -160,7 +160,7 @@ class KubeTarget:
         """Write the plan; ``on_write`` hears of each write as it lands."""
         c = self.cluster
         applied: list[gw.Change] = []
-        notes: list[str] = []
+        notes: list[str] = list(plan.config.notes)
         nodes_owned, configs_owned = owned.nodes, owned.node_configs
         try:
             if desired.scheduler_config is not None:

@@ -57,7 +57,7 @@ from policy.services.changes import ChangeContext
 from policy.services.policies import PolicyInvalid
 from policy.services.sync_status import SYNCED, cluster_status
 from policy.sync import attention, planners
-from policy.sync.appliers import PushFailed, as_dicts, target_for
+from policy.sync.appliers import PushFailed, PushPlan, as_dicts, target_for
 from policy.sync.confirmation import confirmed_only, describe, unconfirmed
 
 logger = logging.getLogger(__name__)
@@ -384,8 +384,8 @@ def _push(job: SyncJob, log: JobLog) -> None:
         log("planned %d change(s)", len(plan.changes))
         if _beyond_confirmed(job, log, as_dicts(plan.changes)):
             return
-        if _unacknowledged(job, log, as_dicts(plan.changes)):
-            return
+        if _unreviewed_attention(job, log, plan):
+            desired.scheduler_config = None  # the rest of the push goes on
         SyncJob.objects.filter(pk=job.pk).update(claimed_owned=plan.claim(owned, desired).as_dict())
         result = target.apply(desired, owned, plan, on_write=record_write)
     except PushFailed as exc:
@@ -427,21 +427,22 @@ def _beyond_confirmed(job: SyncJob, log: JobLog, planned: list[dict[str, Any]]) 
     return True
 
 
-def _unacknowledged(job: SyncJob, log: JobLog, planned: list[dict[str, Any]]) -> bool:
-    """Fail a push nobody reviewed (automatic, time window) that would make a change needing
-    attention (:mod:`policy.sync.attention`): only an operator's acknowledged plan writes it."""
+def _unreviewed_attention(job: SyncJob, log: JobLog, plan: PushPlan) -> bool:
+    """Leave the scheduler ConfigMap alone in a push nobody reviewed (automatic, time window)
+    when its change needs attention (:mod:`policy.sync.attention`): only an operator's
+    acknowledged plan writes that. True when the change was taken out of ``plan``."""
     if job.trigger == SyncJobTrigger.OPERATOR or job.confirmed_changes is not None:
         return False
-    reasons = attention.needs_acknowledgement(attention.mark(planned, job.cluster))
+    marked = attention.mark(as_dicts(plan.config.changes), job.cluster)
+    reasons = attention.needs_acknowledgement(marked)
     if not reasons:
         return False
-    _fail(
-        job,
-        log,
-        f"not pushed: the scheduler configuration change needs attention ({'; '.join(reasons)}); "
-        "an operator must review and acknowledge it (Push to cluster)",
-        [],
+    note = (
+        f"scheduler configuration not written: its change needs attention ({'; '.join(reasons)}); "
+        "an operator must review and acknowledge it (Push to cluster)"
     )
+    plan.config = gw.Plan(notes=[note])
+    log("note: %s", note)
     return True
 
 

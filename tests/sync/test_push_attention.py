@@ -127,8 +127,8 @@ def test_an_automatic_push_never_writes_a_risky_change(planned: Any, run_on_comm
     with run_on_commit():
         job = sync_services.push(planned, trigger=SyncJobTrigger.AUTOMATIC)
     job.refresh_from_db()
-    assert job.status == "failed"
-    assert "needs attention (leaderElection removed" in job.error
-    assert job.changes == []
+    assert job.status == "succeeded", job.log
+    assert any("needs attention (leaderElection removed" in note for note in job.notes)
+    assert [c["kind"] for c in job.changes] == ["Node"]  # the node thresholds still go out
     state = ClusterSyncState.objects.get(cluster=planned)
-    assert yaml.safe_load(state.scheduler_config or "") == KOORD  # nothing written
+    assert yaml.safe_load(state.scheduler_config or "") == KOORD  # the ConfigMap's untouched
