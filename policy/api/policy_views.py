@@ -270,6 +270,12 @@ class PolicyViewSet(
         description="What the scheduler runs with the rendered document: the engine's "
         "defaulted v1 document. For reading only; never written to the cluster.",
     ),
+    check=extend_schema(
+        responses=OpenApiTypes.OBJECT,
+        description="The engine's check of the rendered document for the cluster's scheduler "
+        "target: valid, errors, warnings (plugin names the target's registry does not know "
+        "for sure: custom builds, unknown releases), target, apiVersion and registry.",
+    ),
     document=extend_schema(
         responses=OpenApiTypes.OBJECT,
         description="The v1 KubeSchedulerConfiguration as stored (not defaulted), LoadAware "
@@ -317,6 +323,12 @@ class SchedulerConfigurationViewSet(PolicyViewSet[SchedulerConfiguration]):
                 located_body(exc.errors, kind=self.service.kind, object_id=configuration.pk)
             ) from None
         return Response(text, headers={"ETag": configuration.etag}, content_type=None)
+
+    @action(detail=True, methods=["get"])
+    def check(self, request: Request, pk: str | None = None) -> Response:
+        configuration = self.get_object()
+        body = rendering.check_scheduler_configuration(configuration)
+        return Response(body, headers={"ETag": configuration.etag})
 
     @action(detail=True, methods=["get"])
     def document(self, request: Request, pk: str | None = None) -> Response:

@@ -24,6 +24,7 @@ import numpy as np
 import yaml
 from django.utils import timezone
 
+from policy import documents
 from policy.gateway.desired import usage_thresholds_annotation
 from policy.models import (
     Cluster,
@@ -33,7 +34,8 @@ from policy.models import (
     SchedulerConfiguration,
 )
 from policy.services.policies import validated_tree
-from scoring.config import dump_configuration, load_configuration
+from scoring.config import check_configuration, dump_configuration, load_configuration
+from scoring.errors import InputError
 from scoring.selectors import match_label_selector
 from scoring.snapshot import BoolArray, Snapshot
 
@@ -68,6 +70,21 @@ def document_yaml(document: Any) -> str:
     plain = json.loads(json.dumps(document))
     text: str = yaml.safe_dump(plain, sort_keys=False, default_flow_style=False, allow_unicode=True)
     return text
+
+
+def check_scheduler_configuration(configuration: SchedulerConfiguration) -> dict[str, Any]:
+    """The engine's check of what would be written, for the cluster's scheduler target:
+    ``valid``, ``errors``, ``warnings`` (names the target's registry does not know for sure),
+    ``target``, ``apiVersion`` and ``registry`` (as ``python -m scoring validate --output
+    json``)."""
+    target = configuration.cluster.scheduler_target()
+    tree = documents.tree_snapshot(configuration)
+    try:
+        written = documents.for_target(documents.build_document(tree).written, target)
+        return check_configuration(written, source_name="document", target=target).to_dict()
+    except InputError as exc:
+        errors = [e.to_dict() for e in documents.input_errors(exc)]
+        return {"valid": False, "errors": errors, "warnings": [], "target": str(target or "")}
 
 
 def effective_configuration(configuration: SchedulerConfiguration) -> str:

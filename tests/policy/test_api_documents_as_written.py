@@ -183,3 +183,34 @@ def test_switching_profiling_off_is_written(client: Any, cluster_id: int) -> Non
     rendered = _render(client, body["id"])
     assert rendered["enableProfiling"] is False
     assert leaves(rendered) == {**leaves(yaml.safe_load(text)), "enableProfiling": False}
+
+
+CUSTOM_PLUGIN = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: custom
+  plugins:
+    filter:
+      enabled:
+      - name: CustomFilter
+"""
+
+
+def test_unknown_names_are_warnings_for_a_custom_build_errors_for_kube_scheduler(
+    client: Any, cluster_id: int, operator: User, editor: User
+) -> None:
+    refused = client.post(
+        f"{CONFIGS}import/", {"cluster": cluster_id, "document": CUSTOM_PLUGIN}, format="json"
+    )
+    assert refused.status_code == 400 and "CustomFilter" in refused.content.decode()
+    client.force_login(operator)
+    _set_target(client, cluster_id, "custom", "1.30")
+    client.force_login(editor)
+    body = _import(client, cluster_id, CUSTOM_PLUGIN)
+    check = ok(client.get(f"{CONFIGS}{body['id']}/check/"))
+    assert check["valid"] is True and check["target"] == "custom@1.30"
+    (warning,) = check["warnings"]
+    assert warning["field"] == "profiles[0].plugins.filter.enabled[0]"
+    assert "CustomFilter" in warning["detail"]
+    assert leaves(_render(client, body["id"])) == leaves(yaml.safe_load(CUSTOM_PLUGIN))
