@@ -41,16 +41,17 @@ def _name(profile: Mapping[str, Any]) -> str:
     return str(profile.get("schedulerName") or "default-scheduler")
 
 
-def _enabled(profile: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Enabled plugin names per extension point (``multiPoint`` included), as written."""
+def _listed(profile: Mapping[str, Any], which: str) -> dict[str, list[str]]:
+    """Plugin names per extension point (``multiPoint`` included) in the ``enabled`` or
+    ``disabled`` lists, as written."""
     plugins = profile.get("plugins")
     out: dict[str, list[str]] = {}
     if not isinstance(plugins, Mapping):
         return out
     for point, lists in plugins.items():
-        enabled = lists.get("enabled") if isinstance(lists, Mapping) else None
-        if isinstance(enabled, list):
-            out[str(point)] = [str(p.get("name")) for p in enabled if isinstance(p, Mapping)]
+        names = lists.get(which) if isinstance(lists, Mapping) else None
+        if isinstance(names, list):
+            out[str(point)] = [str(p.get("name")) for p in names if isinstance(p, Mapping)]
     return out
 
 
@@ -77,11 +78,16 @@ def scheduler_attention(before: str | None, after: str | None) -> list[str]:
         if name not in by_name:
             reasons.append(f"profile {name} removed")
             continue
-        kept = _enabled(by_name[name])
-        for point, names in _enabled(profile).items():
+        kept = _listed(by_name[name], "enabled")
+        for point, names in _listed(profile, "enabled").items():
             for plugin in names:
                 if plugin not in kept.get(point, []):
                     reasons.append(f"profile {name}: plugin {plugin} removed from {point}")
+        was_disabled = _listed(profile, "disabled")
+        for point, names in _listed(by_name[name], "disabled").items():
+            for plugin in names:
+                if plugin not in was_disabled.get(point, []):
+                    reasons.append(f"profile {name}: plugin {plugin} disabled at {point}")
     return reasons
 
 

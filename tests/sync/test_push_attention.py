@@ -43,6 +43,7 @@ def test_an_edit_of_nothing_risky_needs_no_attention() -> None:
 
 
 def test_each_risky_change_is_named() -> None:
+    fit = {"name": "NodeResourcesFit"}
     profile = {
         "schedulerName": "koord-scheduler",
         "plugins": {"score": {"enabled": [{"name": "LoadAwareScheduling"}]}},
@@ -58,6 +59,11 @@ def test_each_risky_change_is_named() -> None:
         "clientConnection changed",
         "profile koord-scheduler: plugin Reservation removed from score",
         "profile batch removed",
+    ]
+    batch = {"schedulerName": "batch", "plugins": {"multiPoint": {"disabled": [fit]}}}
+    disabled = {**KOORD, "profiles": [KOORD["profiles"][0], batch]}
+    assert scheduler_attention(_text(KOORD), _text(disabled)) == [
+        "profile batch: plugin NodeResourcesFit disabled at multiPoint"
     ]
     renamed = {**KOORD, "profiles": [{**KOORD["profiles"][0], "schedulerName": "x"}]}
     reasons = scheduler_attention(_text(KOORD), _text(renamed))
