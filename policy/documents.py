@@ -9,7 +9,11 @@ and their LoadAware args, as :func:`tree_snapshot` returns it and history stores
   ``profiles[1].pluginConfig[0].args.usageThresholds`` back to the API object and field
   (``profiles[1].loadaware_args.usage_thresholds``);
 - :func:`tree_from_document` decomposes an imported document into a tree (the inverse);
-- :func:`validate_tree` runs the engine's validation (``validate_configuration``) on a tree.
+- :func:`written_document` renders what is written to the cluster: the document as the user or
+  the cluster wrote it (``source_document``, in its own apiVersion, sparse, every field kept)
+  with only the edits made since applied (:func:`merge_edits`); without one, the built document;
+- :func:`validate_tree` runs the engine's validation (``validate_configuration``) on the
+  written document.
 
 The engine owns every rule; nothing here re-checks a value.
 """
@@ -22,9 +26,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scoring.config import validate_configuration
+from scoring.config import SchedulerConfiguration as EngineConfiguration
+from scoring.config import Target, infer_target, sparse_document, validate_configuration
 from scoring.config.loader import CONFIG_API_VERSION, CONFIG_KIND, parse_text
+from scoring.config.registries import config_versions_of
 from scoring.config.schema import KUBE_SCHEDULER_CONFIGURATION, Decoder
+from scoring.config.targets import document_plugins
+from scoring.config.versions import GROUP
 from scoring.errors import INVALID, TYPE_INVALID, FieldError, InputError
 from scoring.plugins.loadaware.args import ARGS_KIND as LOADAWARE_KIND
 from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
@@ -150,16 +158,27 @@ class Origin:
 
 @dataclass
 class BuiltDocument:
+    """``document``: the tree as a v1 document; ``written``: what is written to the cluster
+    (:func:`written_document`; the same paths, so :func:`locate` maps its errors too)."""
+
     document: dict[str, Any]
     origins: list[Origin] = field(default_factory=list)
+    written: dict[str, Any] = field(default_factory=dict)
 
 
 def build_document(tree: Mapping[str, Any]) -> BuiltDocument:
     """The v1 document of a configuration tree (see the module docstring)."""
+    built = _build(tree)
+    built.written = written_document(tree)
+    return built
+
+
+def _build(tree: Mapping[str, Any], args_api_version: str = ARGS_API_VERSION) -> BuiltDocument:
     doc: dict[str, Any] = {"apiVersion": CONFIG_API_VERSION, "kind": CONFIG_KIND}
     for name, v1_name in CONFIGURATION_FIELDS.items():
         value = tree.get(name)
-        if not _unset(value) and value is not False:
+        # delayCacheUntilActive is stored as a plain boolean: false is its default, unset.
+        if not _unset(value) and not (name == "delay_cache_until_active" and value is False):
             doc[v1_name] = copy.deepcopy(value)
     origins = [Origin("", CONFIGURATION, tree.get("id"), "")]
     profiles = []
@@ -181,7 +200,7 @@ def build_document(tree: Mapping[str, Any]) -> BuiltDocument:
         if args is not None:
             position = args.get("plugin_config_index")
             at = len(configs) if position is None else min(int(position), len(configs))
-            v1_args = {"apiVersion": ARGS_API_VERSION, "kind": LOADAWARE_KIND, **args_to_v1(args)}
+            v1_args = {"apiVersion": args_api_version, "kind": LOADAWARE_KIND, **args_to_v1(args)}
             configs.insert(at, {"name": LOADAWARE, "args": v1_args})
             index_map.insert(at, None)
             origins.append(
@@ -205,14 +224,123 @@ def _ordered(profiles: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return sorted(profiles, key=lambda p: (p.get("position") or 0, p.get("id") or 0))
 
 
+# -- the document as written --------------------------------------------------------------------
+
+
+def source_api_version(source: Mapping[str, Any] | None) -> str:
+    """The apiVersion a stored configuration is written in (v1 when it has no source)."""
+    if source and isinstance(source.get("apiVersion"), str):
+        return str(source["apiVersion"])
+    return CONFIG_API_VERSION
+
+
+def written_document(tree: Mapping[str, Any]) -> dict[str, Any]:
+    """What is written to the cluster for a tree.
+
+    With a ``source_document`` (imported, or adopted from the cluster): that document with the
+    edits that turned the source's own tree into this one (:func:`merge_edits`), so every field
+    nobody changed here stays exactly as written (its apiVersion, args schedboard does not
+    model, fields it does not store, values spelt ``65.0``). Without one: the built document.
+    Either way no default is filled in.
+    """
+    source = tree.get("source_document")
+    if not source:
+        return _build(tree).document
+    args_version = _args_version(source_api_version(source))
+    base = _build(tree_from_document(source), args_version).document
+    current = _build(tree, args_version).document
+    merged: dict[str, Any] = merge_edits(source, base, current)
+    return merged
+
+
+def _args_version(api_version: str) -> str:
+    """New args are written in the document's own version (the release reads that one)."""
+    return api_version if api_version.startswith(f"{GROUP}/") else ARGS_API_VERSION
+
+
+def _list_key(item: Any) -> tuple[str, str] | None:
+    """How an entry of a list is recognised across edits: plugins and pluginConfig entries by
+    ``name``, profiles by ``schedulerName``."""
+    if not isinstance(item, Mapping):
+        return None
+    if isinstance(item.get("name"), str):
+        return ("name", item["name"])
+    if "plugins" in item or "pluginConfig" in item or "schedulerName" in item:
+        return ("schedulerName", str(item.get("schedulerName") or "default-scheduler"))
+    return None
+
+
+def _keys(items: Sequence[Any]) -> list[tuple[str, str]] | None:
+    keys = [_list_key(item) for item in items]
+    if any(key is None for key in keys) or len(set(keys)) != len(keys):
+        return None
+    return keys  # type: ignore[return-value]
+
+
+def merge_edits(source: Any, base: Any, current: Any) -> Any:
+    """``source`` with the edits that turned ``base`` into ``current``.
+
+    ``base`` is ``source`` as schedboard models it, ``current`` the same after edits: a part
+    where they are equal is ``source``'s as written; a key edited, added or removed is
+    ``current``'s; lists of named entries are matched by name (an entry added is
+    ``current``'s, one removed goes), other lists by position when their lengths agree.
+    """
+    if base == current:
+        return copy.deepcopy(source)
+    if isinstance(source, Mapping) and isinstance(base, Mapping) and isinstance(current, Mapping):
+        out = copy.deepcopy(dict(source))
+        for key in [*base, *(k for k in current if k not in base)]:
+            if key not in current:
+                out.pop(key, None)
+            elif key not in base or key not in source:
+                out[key] = copy.deepcopy(current[key])
+            else:
+                out[key] = merge_edits(source[key], base[key], current[key])
+        return out
+    if isinstance(source, list) and isinstance(base, list) and isinstance(current, list):
+        source_keys, base_keys, current_keys = _keys(source), _keys(base), _keys(current)
+        if source_keys is not None and base_keys is not None and current_keys is not None:
+            written = dict(zip(source_keys, source, strict=True))
+            modelled = dict(zip(base_keys, base, strict=True))
+            return [
+                merge_edits(written[key], modelled[key], item)
+                if key in written and key in modelled
+                else copy.deepcopy(item)
+                for key, item in zip(current_keys, current, strict=True)
+            ]
+        if len(source) == len(base) == len(current):
+            return [merge_edits(*parts) for parts in zip(source, base, current, strict=True)]
+    return copy.deepcopy(current)
+
+
+def as_v1(document: Mapping[str, Any]) -> dict[str, Any]:
+    """A sparse document of any config version in the v1 shape the tree stores: the v1
+    apiVersion (its args' too), without the v1beta2 addresses (validated before)."""
+    doc = copy.deepcopy(dict(document))
+    api_version = str(doc.get("apiVersion") or "")
+    if api_version == CONFIG_API_VERSION or not api_version.startswith(f"{GROUP}/"):
+        return doc
+    doc["apiVersion"] = CONFIG_API_VERSION
+    doc.pop("healthzBindAddress", None)
+    doc.pop("metricsBindAddress", None)
+    for profile in doc.get("profiles") or []:
+        for config in (profile.get("pluginConfig") if isinstance(profile, dict) else None) or []:
+            args = config.get("args") if isinstance(config, dict) else None
+            if isinstance(args, dict) and str(args.get("apiVersion", "")).startswith(f"{GROUP}/"):
+                args["apiVersion"] = ARGS_API_VERSION
+    return doc
+
+
 # -- importing ----------------------------------------------------------------------------------
 
 
-def tree_from_document(document: Mapping[str, Any]) -> dict[str, Any]:
-    """Configuration fields and profiles (with LoadAware args) of a decoded v1 document.
+def tree_from_document(written: Mapping[str, Any]) -> dict[str, Any]:
+    """Configuration fields and profiles (with LoadAware args) of a document of any config
+    version, which is kept as ``source_document``.
 
-    ``document`` must have passed :func:`validate_source` (it decodes strictly).
+    ``written`` must have passed :func:`validate_source` (it decodes strictly).
     """
+    document = as_v1(written)
     decoder = Decoder()
     decoded = decoder.decode(KUBE_SCHEDULER_CONFIGURATION, document, "") or {}
     tree: dict[str, Any] = {
@@ -254,7 +382,23 @@ def tree_from_document(document: Mapping[str, Any]) -> dict[str, Any]:
             }
         )
     tree["profiles"] = profiles
+    tree["source_document"] = copy.deepcopy(dict(written))
     return tree
+
+
+def detect_target(text: str) -> str:
+    """``flavor@version`` the engine infers from a scheduler ConfigMap's document (its
+    apiVersion and the plugins it enables); empty when it is no such document."""
+    try:
+        document = parse_source(text)
+    except InputError:
+        return ""
+    if not isinstance(document, Mapping) or document.get("kind") != CONFIG_KIND:
+        return ""
+    group, _, version = str(document.get("apiVersion") or "").rpartition("/")
+    if group != GROUP:
+        return ""
+    return str(infer_target(version, document_plugins(document)))
 
 
 def parse_source(text: str) -> Any:
@@ -286,18 +430,55 @@ def input_errors(exc: InputError) -> list[FieldError]:
     return errors
 
 
-def validate_source(source: Mapping[str, Any] | str) -> list[FieldError]:
-    """Every error the engine finds in a v1 document (YAML/JSON text or mapping)."""
+def validate_source(
+    source: Mapping[str, Any] | str, target: Target | None = None
+) -> list[FieldError]:
+    """Every error the engine finds in a document (YAML/JSON text or mapping) of any config
+    version, for ``target`` (inferred from the document when None)."""
     try:
-        _, errors = validate_configuration(source, source_name="document")
+        _, errors = validate_configuration(source, source_name="document", target=target)
     except InputError as exc:
         return input_errors(exc)
     return errors
 
 
-def validate_tree(tree: Mapping[str, Any]) -> tuple[BuiltDocument, list[FieldError]]:
+def validate_import(source: str, target: Target | None) -> list[FieldError]:
+    """Errors of a document to import, as it would be written for ``target``."""
+    try:
+        document = parse_source(source)
+        if isinstance(document, Mapping):
+            return validate_source(for_target(document, target), target)
+    except InputError as exc:
+        return input_errors(exc)
+    return validate_source(source, target)
+
+
+def validate_tree(
+    tree: Mapping[str, Any], target: Target | None = None
+) -> tuple[BuiltDocument, list[FieldError]]:
+    """The tree's built document and the engine's errors in what would be written (in an
+    apiVersion ``target`` reads: :func:`for_target`)."""
     built = build_document(tree)
-    return built, validate_source(built.document)
+    try:
+        built.written = for_target(built.written, target)
+    except InputError as exc:
+        return built, input_errors(exc)
+    return built, validate_source(built.written, target)
+
+
+def for_target(document: Mapping[str, Any], target: Target | None) -> dict[str, Any]:
+    """The document in its own apiVersion when the target's release reads it, else converted
+    (by the engine, :func:`scoring.config.sparse_document`) to the newest version it reads;
+    :class:`InputError` naming the field the other version cannot hold."""
+    current = str(document.get("apiVersion") or "")
+    minor = target.kubernetes_minor if target is not None else None
+    readable = config_versions_of(minor) if minor is not None else ()
+    group, _, version = current.rpartition("/")
+    if not readable or group != GROUP or version in readable:
+        return dict(document)
+    loaded = EngineConfiguration((), {}, api_version=current, source=document)
+    converted: dict[str, Any] = sparse_document(loaded, f"{GROUP}/{readable[-1]}")
+    return converted
 
 
 # -- error locations ----------------------------------------------------------------------------

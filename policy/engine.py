@@ -16,7 +16,7 @@ from typing import Any
 from policy.caching import BuildCache
 from policy.models import ClusterSnapshot
 from policy.snapshot_chains import materialize
-from scoring.config import load_configuration
+from scoring.config import Target, load_configuration
 from scoring.engine import Engine
 from scoring.snapshot import Snapshot
 
@@ -45,14 +45,16 @@ def snapshot_key(stored: ClusterSnapshot) -> tuple[int, str]:
     return (stored.pk, stored.created.isoformat())
 
 
-def engine_for(document: Mapping[str, Any] | None) -> Engine:
-    """An engine for a KubeSchedulerConfiguration document (None: kube-scheduler defaults).
+def engine_for(document: Mapping[str, Any] | None, target: Target | None = None) -> Engine:
+    """An engine for a KubeSchedulerConfiguration document (None: kube-scheduler defaults),
+    defaulted and checked for ``target`` (None: inferred from the document).
 
     Raises ``scoring.errors.ConfigurationInvalid`` when the document does not validate.
     """
-    digest = document_digest(document)
+    digest = document_digest(document) + (f"@{target}" if target is not None else "")
     return _engines.get_or_build(
-        digest, lambda: Engine(load_configuration(document) if document else None)
+        digest,
+        lambda: Engine(load_configuration(document, target=target) if document else None),
     )
 
 

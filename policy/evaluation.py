@@ -18,10 +18,12 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from policy import documents
 from policy.choices import Agreement, DecisionOutcome, DecisionSource
 from policy.engine import document_digest, engine_for, snapshot_for
 from policy.models import Cluster, ClusterSnapshot, PlacementDecision, SchedulerConfiguration
 from policy.validators import dns1123_label_validator, validate_json_value
+from scoring.config import Target
 from scoring.config.k8s_names import is_dns1123_subdomain
 from scoring.decision import Decision
 from scoring.errors import ConfigurationInvalid, InputError
@@ -90,6 +92,7 @@ class ConfigurationChoice:
     document: Mapping[str, Any] | None
     id: int | None
     version: int | None
+    target: Target | None = None  # the cluster's scheduler target (None: inferred)
 
 
 def choose_configuration(cluster: Cluster, configuration_id: int | None) -> ConfigurationChoice:
@@ -102,7 +105,12 @@ def choose_configuration(cluster: Cluster, configuration_id: int | None) -> Conf
         )
     if chosen is None:
         return ConfigurationChoice(None, None, None)
-    return ConfigurationChoice(chosen.to_document(), chosen.pk, chosen.version)
+    target = cluster.scheduler_target()
+    try:
+        document = documents.for_target(chosen.written_document(), target)
+    except InputError as exc:
+        raise EvaluationError("configuration", str(exc)) from None
+    return ConfigurationChoice(document, chosen.pk, chosen.version, target)
 
 
 def _latest_snapshot(cluster: Cluster) -> ClusterSnapshot:
@@ -152,7 +160,7 @@ def run(
         raise EvaluationError("pod", str(exc)) from None
     choice = choose_configuration(cluster, configuration_id)
     try:
-        engine = engine_for(choice.document)
+        engine = engine_for(choice.document, choice.target)
         return engine.evaluate(pod, snapshot_for(stored), stored.taken_at), stored, choice
     except ConfigurationInvalid as exc:
         errors = [e.to_dict() for e in exc.errors]

@@ -18,6 +18,7 @@ urlpatterns = [
     path(
         "clusters/<int:pk>/sync/refresh/", views.cluster_sync_refresh, name="cluster-sync-refresh"
     ),
+    path("clusters/<int:pk>/sync/target/", views.cluster_sync_target, name="cluster-sync-target"),
     path("clusters/<int:pk>/sync/jobs/<int:job>/", views.cluster_sync_job, name="cluster-sync-job"),
     path("evaluate/", views.evaluate, name="evaluate"),
     path("decisions/", views.decision_list, name="decision-list"),

@@ -190,6 +190,11 @@ class SchedulerConfigurationSerializer(
         child=JSONObjectField(max_bytes=32 * 1024), required=False, max_length=100
     )
     profiles = ProfileSummarySerializer(many=True, read_only=True)
+    api_version = serializers.CharField(
+        read_only=True,
+        help_text="The apiVersion the configuration is written in (the imported or adopted "
+        "document's; v1 when it was built here).",
+    )
 
     class Meta:
         model = SchedulerConfiguration
@@ -210,6 +215,7 @@ class SchedulerConfigurationSerializer(
             "client_connection",
             "extenders",
             "profiles",
+            "api_version",
             "created",
             "updated",
         ]

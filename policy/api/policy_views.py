@@ -259,7 +259,22 @@ class PolicyViewSet(
             )
         ],
         description="The KubeSchedulerConfiguration YAML exactly as written to the cluster's "
-        "ConfigMap: the engine's validated, defaulted v1 document.",
+        "ConfigMap: the document as imported or adopted (its apiVersion, every field, sparse) "
+        "with the edits made here; no default is filled in (see effective/).",
+    ),
+    effective=extend_schema(
+        responses={
+            (200, "application/yaml"): OpenApiTypes.STR,
+            (200, "application/json"): OpenApiTypes.STR,
+        },
+        description="What the scheduler runs with the rendered document: the engine's "
+        "defaulted v1 document. For reading only; never written to the cluster.",
+    ),
+    check=extend_schema(
+        responses=OpenApiTypes.OBJECT,
+        description="The engine's check of the rendered document for the cluster's scheduler "
+        "target: valid, errors, warnings (plugin names the target's registry does not know "
+        "for sure: custom builds, unknown releases), target, apiVersion and registry.",
     ),
     document=extend_schema(
         responses=OpenApiTypes.OBJECT,
@@ -269,8 +284,9 @@ class PolicyViewSet(
     import_document=extend_schema(
         request=ImportSerializer,
         responses={200: SchedulerConfigurationSerializer, 201: SchedulerConfigurationSerializer},
-        description="Create (201) or replace (200) a cluster's configuration from a v1 "
-        "KubeSchedulerConfiguration; unknown plugins and their args are kept. Replacing needs "
+        description="Create (201) or replace (200) a cluster's configuration from a "
+        "KubeSchedulerConfiguration (v1beta2, v1beta3 or v1), kept as written: render/ gives "
+        "it back with the edits made here. Replacing needs "
         "If-Match with the configuration's ETag (or *).",
     ),
 )
@@ -296,6 +312,23 @@ class SchedulerConfigurationViewSet(PolicyViewSet[SchedulerConfiguration]):
                 located_body(exc.errors, kind=self.service.kind, object_id=configuration.pk)
             ) from None
         return Response(text, headers={"ETag": configuration.etag}, content_type=None)
+
+    @action(detail=True, methods=["get"], renderer_classes=[YAMLRenderer, renderers.JSONRenderer])
+    def effective(self, request: Request, pk: str | None = None) -> Response:
+        configuration = self.get_object()
+        try:
+            text = rendering.effective_configuration(configuration)
+        except policies.PolicyInvalid as exc:
+            raise PolicyValidationError(
+                located_body(exc.errors, kind=self.service.kind, object_id=configuration.pk)
+            ) from None
+        return Response(text, headers={"ETag": configuration.etag}, content_type=None)
+
+    @action(detail=True, methods=["get"])
+    def check(self, request: Request, pk: str | None = None) -> Response:
+        configuration = self.get_object()
+        body = rendering.check_scheduler_configuration(configuration)
+        return Response(body, headers={"ETag": configuration.etag})
 
     @action(detail=True, methods=["get"])
     def document(self, request: Request, pk: str | None = None) -> Response:
@@ -326,7 +359,7 @@ class SchedulerConfigurationViewSet(PolicyViewSet[SchedulerConfiguration]):
 
     def handle_exception(self, exc: Exception) -> Response:
         response = super().handle_exception(exc)
-        if getattr(self, "action", None) == "render":  # errors as JSON, not YAML
+        if getattr(self, "action", None) in ("render", "effective"):  # errors as JSON, not YAML
             self.request.accepted_renderer = renderers.JSONRenderer()
             self.request.accepted_media_type = "application/json"
         return response

@@ -33,6 +33,11 @@ class ClusterSerializer(serializers.HyperlinkedModelSerializer[Cluster]):
 
     url = serializers.HyperlinkedIdentityField(view_name="api:cluster-detail")
     latest_snapshot = serializers.SerializerMethodField()
+    scheduler_target = serializers.SerializerMethodField(
+        help_text="flavor@version the configuration is checked and rendered for: "
+        "scheduler_flavor/scheduler_version when set, else detected_scheduler_target; null: "
+        "inferred from the configuration itself."
+    )
 
     class Meta:
         model = Cluster
@@ -52,11 +57,16 @@ class ClusterSerializer(serializers.HyperlinkedModelSerializer[Cluster]):
             "push_mode",
             "refresh_interval_seconds",
             "timezone",
+            "scheduler_flavor",
+            "scheduler_version",
+            "detected_scheduler_target",
+            "scheduler_target",
             "created",
             "updated",
             "latest_snapshot",
         ]
         read_only_fields = [
+            "detected_scheduler_target",
             "name",
             "kind",
             "kubeconfig_path",
@@ -65,6 +75,10 @@ class ClusterSerializer(serializers.HyperlinkedModelSerializer[Cluster]):
             "created",
             "updated",
         ]
+
+    def get_scheduler_target(self, cluster: Cluster) -> str | None:
+        target = cluster.scheduler_target()
+        return str(target) if target is not None else None
 
     def get_latest_snapshot(self, cluster: Cluster) -> dict[str, Any] | None:
         # ClusterViewSet prefetches the snapshots (newest first, without their objects).

@@ -48,6 +48,14 @@ class ChangeSerializer(serializers.Serializer[Any]):
     before = serializers.CharField(allow_null=True)
     after = serializers.CharField(allow_null=True)
     diff = serializers.CharField(allow_blank=True)
+    attention = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        default=list,
+        help_text="Why this change can break the scheduler (leaderElection, clientConnection, "
+        "a removed profile or plugin, a changed schedulerName); confirming a plan with any "
+        "needs acknowledge_attention.",
+    )
 
 
 class SyncJobSerializer(serializers.ModelSerializer[SyncJob]):
@@ -141,6 +149,12 @@ class PushRequestSerializer(serializers.Serializer[Any]):
         "planned again and pushed only if the changes are still that plan's (else 409 with "
         "the new plan), and the push writes nothing beyond them.",
     )
+    acknowledge_attention = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Confirms a plan whose changes need attention (see each change's "
+        "attention): without it such a plan is not pushed (400).",
+    )
 
 
 class ConfirmationConflictSerializer(serializers.Serializer[Any]):
@@ -180,14 +194,27 @@ class ClusterSyncView(APIView):
         if "plan" not in given.validated_data:
             job = sync_services.push(cluster, user=request.user)
             return Response(SyncJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
-        return _confirm(cluster, given.validated_data["plan"], request)
+        acknowledged = given.validated_data["acknowledge_attention"]
+        return _confirm(cluster, given.validated_data["plan"], request, acknowledged)
 
 
-def _confirm(cluster: Cluster, plan_id: int, request: Request) -> Response:
+def _confirm(cluster: Cluster, plan_id: int, request: Request, acknowledged: bool) -> Response:
     try:
-        confirmed = sync_services.confirm_push(cluster, plan_id, user=request.user)
+        confirmed = sync_services.confirm_push(
+            cluster, plan_id, user=request.user, acknowledged=acknowledged
+        )
     except sync_services.UnknownPlan as exc:
         raise serializers.ValidationError({"plan": [str(exc)]}) from exc
+    if confirmed.outcome == "unacknowledged":
+        reasons = "; ".join(confirmed.attention)
+        raise serializers.ValidationError(
+            {
+                "acknowledge_attention": [
+                    f"this plan needs attention ({reasons}): confirm it with "
+                    "acknowledge_attention: true"
+                ]
+            }
+        )
     if confirmed.job is not None:
         return Response(SyncJobSerializer(confirmed.job).data, status=status.HTTP_202_ACCEPTED)
     fresh = SyncJobSerializer(confirmed.plan).data

@@ -34,6 +34,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from policy.gateway import desired as desired_state
 from policy.gateway.connection import MERGE_PATCH, Connection, Json, path_segment
 from policy.gateway.errors import (
@@ -192,20 +194,46 @@ def _data(configmap: Json | None) -> dict[str, str]:
     return dict((configmap or {}).get("data") or {})
 
 
+Same = Callable[[str, str], bool]
+
+
+def same_document(current: str, wanted: str) -> bool:
+    """Two YAML/JSON texts holding the same document (comments, layout and key order aside):
+    rewriting one as the other would change nothing the scheduler reads."""
+    try:
+        return bool(yaml.safe_load(current) == yaml.safe_load(wanted))
+    except yaml.YAMLError:
+        return False
+
+
 def _key_change(
-    configmap: Json | None, namespace: str, name: str, key: str, value: str | None
+    configmap: Json | None,
+    namespace: str,
+    name: str,
+    key: str,
+    value: str | None,
+    same: Same | None = None,
 ) -> Change | None:
     current = _data(configmap).get(key)
     if current == value:
+        return None
+    if same is not None and current is not None and value is not None and same(current, value):
         return None
     return Change("ConfigMap", namespace, name, f"data[{key}]", current, value, _version(configmap))
 
 
 def plan_configmap_key(
-    conn: Connection, namespace: str, name: str, key: str, value: str | None
+    conn: Connection,
+    namespace: str,
+    name: str,
+    key: str,
+    value: str | None,
+    same: Same | None = None,
 ) -> Plan:
-    """The change that makes ``data[key]`` equal ``value`` (None: remove the key)."""
-    change = _key_change(read_configmap(conn, namespace, name), namespace, name, key, value)
+    """The change that makes ``data[key]`` equal ``value`` (None: remove the key); none when
+    ``same`` says the current value already means ``value``."""
+    configmap = read_configmap(conn, namespace, name)
+    change = _key_change(configmap, namespace, name, key, value, same)
     return Plan([change] if change else [])
 
 
@@ -244,13 +272,14 @@ def apply_configmap_key(
     *,
     plan: Plan | None = None,
     on_write: OnWrite | None = None,
+    same: Same | None = None,
 ) -> ApplyResult:
     """Make ``data[key]`` equal ``value``. ``plan`` (a confirmed dry-run) is written as is if
     the ConfigMap has not changed since (an empty one writes nothing); if it has, the write
     fails its precondition (409) and is re-planned from the fresh object."""
 
     def replan() -> Plan:
-        return plan_configmap_key(conn, namespace, name, key, value)
+        return plan_configmap_key(conn, namespace, name, key, value, same)
 
     def now() -> str | None:
         return _data(read_configmap(conn, namespace, name)).get(key)

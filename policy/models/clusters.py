@@ -18,6 +18,8 @@ from policy.validators import (
     dns1123_subdomain_validator,
     timezone_validator,
 )
+from scoring.config import FLAVORS, Target, parse_target
+from scoring.errors import InputError
 
 
 class Cluster(VersionedModel):
@@ -37,6 +39,8 @@ class Cluster(VersionedModel):
         "push_mode",
         "refresh_interval_seconds",
         "timezone",
+        "scheduler_flavor",
+        "scheduler_version",
     )
 
     name = models.SlugField(max_length=63, unique=True)
@@ -99,6 +103,27 @@ class Cluster(VersionedModel):
         "(e.g. Europe/Paris).",
     )
 
+    scheduler_flavor = models.CharField(
+        max_length=32,
+        blank=True,
+        choices=[(flavor, flavor) for flavor in FLAVORS],
+        help_text="The scheduler binary that reads the configuration (kube-scheduler, "
+        "koord-scheduler, scheduler-plugins, custom); empty: the one detected from the cluster.",
+    )
+    scheduler_version = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="Its release (1.28 for kube-scheduler and custom, 1.7 for koord-scheduler, "
+        "0.35 for scheduler-plugins); empty: the newest that reads the configuration.",
+    )
+    detected_scheduler_target = models.CharField(
+        max_length=64,
+        blank=True,
+        editable=False,
+        help_text="flavor@version the engine infers from the scheduler ConfigMap's document "
+        "(its apiVersion and plugins), at the last refresh that read it.",
+    )
+
     class Meta:
         ordering = ["name"]
         constraints = [
@@ -117,6 +142,28 @@ class Cluster(VersionedModel):
             raise ValidationError(
                 {"kubeconfig_path": f"Only kubeconfig clusters use a path (kind is {self.kind})."}
             )
+        if self.scheduler_version and not self.scheduler_flavor:
+            raise ValidationError({"scheduler_version": "Set the scheduler flavor too."})
+        if self.scheduler_flavor:
+            try:
+                parse_target(self._set_target())
+            except InputError as exc:
+                raise ValidationError({"scheduler_version": str(exc)}) from None
+
+    def _set_target(self) -> str:
+        version = self.scheduler_version.strip()
+        return f"{self.scheduler_flavor}@{version}" if version else self.scheduler_flavor
+
+    def scheduler_target(self) -> Target | None:
+        """The scheduler the configuration is for: the operators' setting, else the one
+        detected from the cluster; None: inferred from the document itself."""
+        text = self._set_target() if self.scheduler_flavor else self.detected_scheduler_target
+        if not text:
+            return None
+        try:
+            return parse_target(text)
+        except InputError:
+            return None
 
     def latest_snapshot(self) -> ClusterSnapshot | None:
         """The newest snapshot, without its (possibly large) object list loaded."""

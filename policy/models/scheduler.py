@@ -44,6 +44,7 @@ class SchedulerConfiguration(VersionedModel):
         "leader_election",
         "client_connection",
         "extenders",
+        "source_document",
     )
 
     cluster = models.OneToOneField(
@@ -99,6 +100,13 @@ class SchedulerConfiguration(VersionedModel):
         validators=[json_validator()],
         help_text="extenders, as in v1 (a list of Extender objects).",
     )
+    source_document = models.JSONField(
+        null=True,
+        blank=True,
+        validators=[json_validator()],
+        help_text="The document as imported or adopted from the cluster (any config version, "
+        "sparse); what is written is this document with the edits made here applied.",
+    )
 
     class Meta:
         ordering = ["cluster__name"]
@@ -114,6 +122,19 @@ class SchedulerConfiguration(VersionedModel):
     def to_document(self) -> dict[str, Any]:
         """The v1 ``KubeSchedulerConfiguration`` (not defaulted), LoadAware args included."""
         return self.build().document
+
+    def written_document(self) -> dict[str, Any]:
+        """The document written to the cluster: as imported or adopted, in its own apiVersion,
+        with the edits made here (:func:`policy.documents.written_document`)."""
+        from policy.documents import tree_snapshot, written_document
+
+        return written_document(tree_snapshot(self))
+
+    @property
+    def api_version(self) -> str:
+        from policy.documents import source_api_version
+
+        return source_api_version(self.source_document)
 
 
 class SchedulerProfile(VersionedModel):

@@ -306,7 +306,7 @@ def validated_tree(configuration: SchedulerConfiguration) -> tuple[dict[str, Any
     """The configuration's tree and its built document, after the engine found it valid
     (:class:`PolicyInvalid` with located errors otherwise)."""
     tree = documents.tree_snapshot(configuration)
-    built, errors = documents.validate_tree(tree)
+    built, errors = documents.validate_tree(tree, configuration.cluster.scheduler_target())
     if errors:
         raise tree_errors(built, errors)
     return tree, built
@@ -427,6 +427,9 @@ def _pk(value: Any) -> int:
     return int(value.pk if isinstance(value, models.Model) else value)
 
 
+ADOPTED = "adopted from the cluster"
+
+
 class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
     model = SchedulerConfiguration
     kind = "configuration"
@@ -442,7 +445,7 @@ class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
             tree = {"id": None, **obj.snapshot(), "profiles": []}
         else:
             tree = documents.tree_snapshot(obj)
-        built, errors = documents.validate_tree(tree)
+        built, errors = documents.validate_tree(tree, obj.cluster.scheduler_target())
         if errors:
             raise tree_errors(built, errors)
 
@@ -484,13 +487,15 @@ class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
         ctx: ChangeContext,
         *,
         expected_version: int | None,
+        message: str = "imported",
     ) -> tuple[SchedulerConfiguration, bool]:
-        """Create or replace the cluster's configuration from a v1 document (YAML or JSON).
+        """Create or replace the cluster's configuration from a document (YAML or JSON) of any
+        config version (v1beta2, v1beta3, v1).
 
-        Returns the configuration and whether it was created. Unknown plugins and their args
-        are kept as written.
+        Returns the configuration and whether it was created. The document is kept as written
+        (``source_document``): what is written back is it with later edits applied.
         """
-        errors = documents.validate_source(source)
+        errors = documents.validate_import(source, cluster.scheduler_target())
         if errors:
             raise PolicyInvalid(
                 [LocatedError("document", None, e.field, e.field, e.type, e.detail) for e in errors]
@@ -506,8 +511,18 @@ class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
                 configuration.save()
             else:
                 _check_version(configuration, expected_version)
-            apply_tree(configuration, tree, ctx, ChangeAction.IMPORT, "imported", created=created)
+            apply_tree(configuration, tree, ctx, ChangeAction.IMPORT, message, created=created)
             return configuration, created
+
+    def adopt(self, cluster: Cluster, source: str, ctx: ChangeContext) -> SchedulerConfiguration:
+        """Store the configuration the cluster's scheduler runs (its ConfigMap's document) as
+        the cluster's, when schedboard stores none: pushing then writes it back unchanged.
+        :class:`PolicyInvalid` when it is invalid; :class:`PreconditionFailed` when one
+        appeared meanwhile."""
+        configuration, _ = self.import_document(
+            cluster, source, ctx, expected_version=NOT_THERE_YET, message=ADOPTED
+        )
+        return configuration
 
 
 def apply_tree(
@@ -532,6 +547,7 @@ def apply_tree(
         for name in SchedulerConfiguration.SNAPSHOT_FIELDS
         if name in tree and name != "cluster"
     }
+    values["source_document"] = tree.get("source_document")  # none in trees before it existed
     _set_fields(configuration, values)
     existing = {p.pk: p for p in configuration.profiles.select_related("loadaware_args")}
     by_name: dict[str, list[SchedulerProfile]] = {}

@@ -1,7 +1,9 @@
 """What schedboard would write to a cluster, rendered from the stored policies.
 
-- the KubeSchedulerConfiguration YAML (the engine's ``dump_configuration`` of the validated,
-  defaulted document) for the cluster's scheduler ConfigMap;
+- the KubeSchedulerConfiguration YAML for the cluster's scheduler ConfigMap: the document as
+  written (imported or adopted, in its own apiVersion) with the edits made in schedboard, no
+  default filled in (:func:`policy.documents.written_document`); the defaulted document is
+  shown as "effective" only;
 - per node, the ``scheduling.koordinator.sh/usage-thresholds`` annotation the node threshold
   policies give it (matched against the nodes of the cluster's newest snapshot);
 - the ``colocation-config`` JSON of Koordinator's slo-controller ConfigMap for the NodeMetric
@@ -12,14 +14,17 @@ Values are canonical (sorted keys), so rendering the same policies twice gives t
 
 from __future__ import annotations
 
+import json
 import zoneinfo
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import numpy as np
+import yaml
 from django.utils import timezone
 
+from policy import documents
 from policy.gateway.desired import usage_thresholds_annotation
 from policy.models import (
     Cluster,
@@ -29,7 +34,8 @@ from policy.models import (
     SchedulerConfiguration,
 )
 from policy.services.policies import validated_tree
-from scoring.config import dump_configuration, load_configuration
+from scoring.config import check_configuration, dump_configuration, load_configuration
+from scoring.errors import InputError
 from scoring.selectors import match_label_selector
 from scoring.snapshot import BoolArray, Snapshot
 
@@ -53,10 +59,39 @@ def annotation_value(policy: NodeThresholdPolicy) -> str | None:
 
 
 def render_scheduler_configuration(configuration: SchedulerConfiguration) -> str:
-    """The YAML written to the scheduler ConfigMap: the engine's defaulted v1 document."""
+    """The YAML written to the scheduler ConfigMap: the document as written, sparse."""
     # Stored configurations are valid; an engine upgrade could change that (PolicyInvalid).
     _, built = validated_tree(configuration)
-    return dump_configuration(load_configuration(built.document))
+    return document_yaml(built.written)
+
+
+def document_yaml(document: Any) -> str:
+    """A JSON-able document as YAML, keys in the order written."""
+    plain = json.loads(json.dumps(document))
+    text: str = yaml.safe_dump(plain, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return text
+
+
+def check_scheduler_configuration(configuration: SchedulerConfiguration) -> dict[str, Any]:
+    """The engine's check of what would be written, for the cluster's scheduler target:
+    ``valid``, ``errors``, ``warnings`` (names the target's registry does not know for sure),
+    ``target``, ``apiVersion`` and ``registry`` (as ``python -m scoring validate --output
+    json``)."""
+    target = configuration.cluster.scheduler_target()
+    tree = documents.tree_snapshot(configuration)
+    try:
+        written = documents.for_target(documents.build_document(tree).written, target)
+        return check_configuration(written, source_name="document", target=target).to_dict()
+    except InputError as exc:
+        errors = [e.to_dict() for e in documents.input_errors(exc)]
+        return {"valid": False, "errors": errors, "warnings": [], "target": str(target or "")}
+
+
+def effective_configuration(configuration: SchedulerConfiguration) -> str:
+    """What the scheduler runs with the written document: every default filled in (v1), for
+    reading only, never written."""
+    _, built = validated_tree(configuration)
+    return dump_configuration(load_configuration(built.written))
 
 
 # -- node thresholds ----------------------------------------------------------------------------

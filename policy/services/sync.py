@@ -17,7 +17,7 @@ from policy.models import (
     SyncJobStatus,
     SyncJobTrigger,
 )
-from policy.sync import jobs
+from policy.sync import attention, jobs
 from policy.sync.confirmation import plan_digest
 
 
@@ -41,6 +41,11 @@ def plan(cluster: Cluster, *, user: AbstractBaseUser | AnonymousUser | None = No
     return jobs.plan_push(cluster, user=user)
 
 
+def attention_reasons(changes: Sequence[dict[str, Any]]) -> list[str]:
+    """Why a dry-run's changes need acknowledging before they are pushed (empty: none)."""
+    return attention.needs_acknowledgement(changes)
+
+
 class UnknownPlan(LookupError):
     """The plan to confirm is not a succeeded dry-run of the cluster."""
 
@@ -51,12 +56,15 @@ class Confirmation:
     there is one.
 
     ``outcome``: ``queued``; ``stale`` (the changes differ from the reviewed plan's: nothing
-    pushed, the new plan is for review); ``nothing`` (nothing to push); ``plan-failed``.
+    pushed, the new plan is for review); ``nothing`` (nothing to push); ``plan-failed``;
+    ``unacknowledged`` (the plan changes what can break the scheduler, ``attention`` says
+    what, and the operator did not acknowledge it: nothing pushed).
     """
 
     plan: SyncJob
     outcome: str
     job: SyncJob | None = None
+    attention: tuple[str, ...] = ()
 
 
 def reviewed_plan(cluster: Cluster, plan_id: int) -> SyncJob:
@@ -70,12 +78,17 @@ def reviewed_plan(cluster: Cluster, plan_id: int) -> SyncJob:
 
 
 def confirm_push(
-    cluster: Cluster, plan_id: int, *, user: AbstractBaseUser | AnonymousUser | None
+    cluster: Cluster,
+    plan_id: int,
+    *,
+    user: AbstractBaseUser | AnonymousUser | None,
+    acknowledged: bool = False,
 ) -> Confirmation:
     """The one way an operator confirms a push, from the pages and the API alike: name the
     dry-run they reviewed. Plan again and push only if the changes are still that plan's; the
     push carries them as its limit and writes nothing beyond them, even when a worker runs it
-    later (:mod:`policy.sync.confirmation`)."""
+    later (:mod:`policy.sync.confirmation`). A plan whose changes need attention
+    (:mod:`policy.sync.attention`) is pushed only when ``acknowledged``."""
     reviewed = reviewed_plan(cluster, plan_id)
     fresh = plan(cluster, user=user)
     if fresh.status != SyncJobStatus.SUCCEEDED:
@@ -84,6 +97,9 @@ def confirm_push(
         return Confirmation(fresh, "stale")
     if not fresh.changes:
         return Confirmation(fresh, "nothing")
+    reasons = tuple(attention.needs_acknowledgement(fresh.changes))
+    if reasons and not acknowledged:
+        return Confirmation(fresh, "unacknowledged", attention=reasons)
     return Confirmation(fresh, "queued", push(cluster, user=user, confirmed=reviewed.changes))
 
 

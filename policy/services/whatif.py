@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from policy import broker
 from policy.choices import ConfigurationSource, WhatIfStatus, WorkloadSource
+from policy.documents import for_target
 from policy.engine import engine_for, snapshot_for
 from policy.models import (
     Cluster,
@@ -35,7 +36,7 @@ from policy.models import (
 from policy.services import rendering
 from policy.snapshot_chains import materialize
 from policy.sync.appliers import as_pushed
-from scoring.config import validate_configuration
+from scoring.config import Target, validate_configuration
 from scoring.engine import Engine
 from scoring.errors import InputError
 from scoring.loading import flatten, parse_documents
@@ -104,15 +105,25 @@ def resolve_configuration(
             raise WhatIfInvalid(
                 {field: [f"cluster {cluster.name} has no stored scheduler configuration"]}
             )
-        label, document = label or f"stored configuration v{stored.version}", stored.to_document()
+        label, document = (
+            label or f"stored configuration v{stored.version}",
+            _for_target(stored.written_document(), cluster.scheduler_target(), field),
+        )
     elif wanted.source == ConfigurationSource.CUSTOM:
-        label, document = label or "custom YAML", _custom(wanted, field)
+        label, document = label or "custom YAML", _custom(wanted, field, cluster.scheduler_target())
     else:
         raise WhatIfInvalid({field: [f"unknown configuration source {wanted.source!r}"]})
     return ResolvedConfiguration(wanted.source, label, document, wanted.thresholds)
 
 
-def _custom(wanted: ConfigurationInput, field: str) -> dict[str, Any]:
+def _for_target(document: dict[str, Any], target: Target | None, field: str) -> dict[str, Any]:
+    try:
+        return for_target(document, target)
+    except InputError as exc:
+        raise WhatIfInvalid({field: [str(exc)]}) from None
+
+
+def _custom(wanted: ConfigurationInput, field: str, target: Target | None) -> dict[str, Any]:
     if not wanted.text.strip():
         raise WhatIfInvalid({field: ["paste a KubeSchedulerConfiguration"]})
     try:
@@ -122,7 +133,7 @@ def _custom(wanted: ConfigurationInput, field: str) -> dict[str, Any]:
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise WhatIfInvalid({field: ["expected one KubeSchedulerConfiguration object"]})
     try:
-        _, errors = validate_configuration(documents[0], source_name="YAML")
+        _, errors = validate_configuration(documents[0], source_name="YAML", target=target)
     except InputError as exc:
         raise WhatIfInvalid({field: [str(exc)]}) from None
     if errors:
@@ -187,9 +198,12 @@ def _pods(manifests: Sequence[Mapping[str, Any]]) -> list[Pod]:
     return pods
 
 
-def _engines(sides: Sequence[ResolvedConfiguration], pods: Sequence[Pod]) -> list[Engine]:
-    """Engines for both sides; a pod whose schedulerName no profile has is an input error."""
-    engines = [engine_for(side.document) for side in sides]
+def _engines(
+    sides: Sequence[ResolvedConfiguration], pods: Sequence[Pod], target: Target | None
+) -> list[Engine]:
+    """Engines for both sides, for the cluster's scheduler ``target``; a pod whose
+    schedulerName no profile has is an input error."""
+    engines = [engine_for(side.document, target) for side in sides]
     for name, engine in zip(("baseline", "candidate"), engines, strict=True):
         for pod in pods:
             try:
@@ -228,7 +242,7 @@ def start(
         errors.update(exc.errors)
     if errors:
         raise WhatIfInvalid(errors)
-    _engines(sides, pods)
+    _engines(sides, pods, cluster.scheduler_target())
     run = WhatIfRun.objects.create(
         cluster=cluster,
         snapshot=stored,
@@ -383,7 +397,7 @@ def _compare(run: WhatIfRun, progress: _Progress) -> dict[str, Any]:
             run.candidate_source, run.candidate_label, run.candidate, run.candidate_thresholds
         ),
     ]
-    engines = _engines(sides, pods)
+    engines = _engines(sides, pods, run.cluster.scheduler_target())
     now = run.snapshot_taken_at
     pushed = _as_pushed(run, stored) if any(side.thresholds for side in sides) else None
     starts = [pushed[0] if pushed and side.thresholds else snapshot for side in sides]

@@ -24,7 +24,7 @@ from policy.gateway.drift import Drift, annotation_drift, colocation_drift, conf
 from policy.gateway.errors import ApplyError, GatewayError
 from policy.gateway.informer import ClusterInformer, informer_for
 from policy.gateway.retry import DEFAULT_POLICY, RetryPolicy
-from policy.models import Cluster, ClusterSnapshot, ClusterSyncState
+from policy.models import Cluster, ClusterSnapshot, ClusterSyncState, SchedulerConfiguration
 from policy.snapshot_chains import SnapshotChanges
 from policy.sync.planners import Desired, Owned
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
@@ -95,6 +95,9 @@ class RefreshResult:
     listed: list[str] = field(default_factory=list)  # kinds read by a full list, not a watch
     changes: int = 0  # watch events applied since the previous read
     since_stored: SnapshotChanges | None = None  # what changed since the newest snapshot
+    # The scheduler ConfigMap's configuration when it was read (to detect the scheduler target,
+    # and to adopt it when schedboard stores none).
+    live_scheduler_config: str | None = None
 
 
 def target_for(cluster: Cluster) -> KubeTarget | DemoTarget:
@@ -138,6 +141,7 @@ class KubeTarget:
                 c.scheduler_config_name,
                 c.scheduler_config_key,
                 desired.scheduler_config,
+                same=gw.same_document,
             )
         plan.nodes = gw.plan_node_annotations(self.conn, desired.annotations, owned.nodes)
         if desired.manage_slo:
@@ -156,7 +160,7 @@ class KubeTarget:
         """Write the plan; ``on_write`` hears of each write as it lands."""
         c = self.cluster
         applied: list[gw.Change] = []
-        notes: list[str] = []
+        notes: list[str] = list(plan.config.notes)
         nodes_owned, configs_owned = owned.nodes, owned.node_configs
         try:
             if desired.scheduler_config is not None:
@@ -168,6 +172,7 @@ class KubeTarget:
                     desired.scheduler_config,
                     plan=plan.config,
                     on_write=on_write,
+                    same=gw.same_document,
                 )
                 applied += result.applied
             try:
@@ -211,14 +216,18 @@ class KubeTarget:
         readback = self._informer.read(self.conn)
         nodes = [obj for obj in readback.objects if obj.get("kind") == "Node"]
         drift = annotation_drift(nodes, dict(state.annotations or {}))
-        if state.scheduler_config is not None:
-            c = self.cluster
+        c = self.cluster
+        live = None
+        stored = SchedulerConfiguration.objects.filter(cluster=c).exists()
+        if state.scheduler_config is not None or not stored:
             namespace, name = c.scheduler_config_namespace, c.scheduler_config_name
             configmap = gw.read_configmap(self.conn, namespace, name)
-            changed = configmap_key_drift(
-                configmap, namespace, name, c.scheduler_config_key, state.scheduler_config
-            )
-            drift[:0] = [changed] if changed else []
+            live = ((configmap or {}).get("data") or {}).get(c.scheduler_config_key)
+            if state.scheduler_config is not None:
+                changed = configmap_key_drift(
+                    configmap, namespace, name, c.scheduler_config_key, state.scheduler_config
+                )
+                drift[:0] = [changed] if changed else []
         if state.colocation_written:
             target = self.slo_target
             configmap = gw.read_configmap(self.conn, target.namespace, target.name)
@@ -233,6 +242,7 @@ class KubeTarget:
             listed=readback.listed,
             changes=readback.changes,
             since_stored=self._changes_since_stored(),
+            live_scheduler_config=live,
         )
         return readback.objects, readback.taken_at, partial
 

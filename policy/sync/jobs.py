@@ -34,7 +34,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from policy import broker
+from policy import broker, documents
 from policy.choices import ClusterKind, PushMode
 from policy.gateway import apply as gw
 from policy.gateway.errors import (
@@ -46,16 +46,18 @@ from policy.gateway.errors import (
 from policy.models import (
     Cluster,
     ClusterSyncState,
+    SchedulerConfiguration,
     SyncJob,
     SyncJobKind,
     SyncJobStatus,
     SyncJobTrigger,
 )
-from policy.services import record_snapshot, rendering
+from policy.services import policies, record_snapshot, rendering
+from policy.services.changes import ChangeContext
 from policy.services.policies import PolicyInvalid
 from policy.services.sync_status import SYNCED, cluster_status
-from policy.sync import planners
-from policy.sync.appliers import PushFailed, as_dicts, target_for
+from policy.sync import attention, planners
+from policy.sync.appliers import PushFailed, PushPlan, as_dicts, target_for
 from policy.sync.confirmation import confirmed_only, describe, unconfirmed
 
 logger = logging.getLogger(__name__)
@@ -382,6 +384,8 @@ def _push(job: SyncJob, log: JobLog) -> None:
         log("planned %d change(s)", len(plan.changes))
         if _beyond_confirmed(job, log, as_dicts(plan.changes)):
             return
+        if _unreviewed_attention(job, log, plan):
+            desired.scheduler_config = None  # the rest of the push goes on
         SyncJob.objects.filter(pk=job.pk).update(claimed_owned=plan.claim(owned, desired).as_dict())
         result = target.apply(desired, owned, plan, on_write=record_write)
     except PushFailed as exc:
@@ -420,6 +424,25 @@ def _beyond_confirmed(job: SyncJob, log: JobLog, planned: list[dict[str, Any]]) 
         "the policies or the cluster changed since it was reviewed: review the new plan",
         [],
     )
+    return True
+
+
+def _unreviewed_attention(job: SyncJob, log: JobLog, plan: PushPlan) -> bool:
+    """Leave the scheduler ConfigMap alone in a push nobody reviewed (automatic, time window)
+    when its change needs attention (:mod:`policy.sync.attention`): only an operator's
+    acknowledged plan writes that. True when the change was taken out of ``plan``."""
+    if job.trigger == SyncJobTrigger.OPERATOR or job.confirmed_changes is not None:
+        return False
+    marked = attention.mark(as_dicts(plan.config.changes), job.cluster)
+    reasons = attention.needs_acknowledgement(marked)
+    if not reasons:
+        return False
+    note = (
+        f"scheduler configuration not written: its change needs attention ({'; '.join(reasons)}); "
+        "an operator must review and acknowledge it (Push to cluster)"
+    )
+    plan.config = gw.Plan(notes=[note])
+    log("note: %s", note)
     return True
 
 
@@ -507,6 +530,8 @@ def _refresh(job: SyncJob, log: JobLog) -> None:
     try:
         with transaction.atomic():
             result = _store_refresh(job, state, target, log)
+            _detect_target(job.cluster, result.live_scheduler_config, log)
+            _adopt(job, state, result.live_scheduler_config, log)
             drift = [d.as_dict() for d in result.drift]
             if drift:
                 log("drift: %d object field(s) differ from what schedboard wrote", len(drift))
@@ -533,6 +558,40 @@ def _refresh(job: SyncJob, log: JobLog) -> None:
         raise
     finally:
         target.close()
+
+
+def _detect_target(cluster: Cluster, text: str | None, log: JobLog) -> None:
+    """Record the scheduler the ConfigMap's document is for (as the engine infers it)."""
+    if not text:
+        return
+    detected = documents.detect_target(text)
+    if detected and detected != cluster.detected_scheduler_target:
+        Cluster.objects.filter(pk=cluster.pk).update(detected_scheduler_target=detected)
+        cluster.detected_scheduler_target = detected
+        log("scheduler target detected from the ConfigMap: %s", detected)
+
+
+def _adopt(job: SyncJob, state: ClusterSyncState, text: str | None, log: JobLog) -> None:
+    """The first refresh of a cluster whose scheduler ConfigMap holds a configuration, while
+    schedboard stores none, adopts it as the stored one (kept as written), so a push writes
+    back what the scheduler already runs; an invalid one is left alone and logged."""
+    cluster = job.cluster
+    if not text or SchedulerConfiguration.objects.filter(cluster=cluster).exists():
+        return
+    ref = f"{cluster.scheduler_config_namespace}/{cluster.scheduler_config_name}"
+    try:
+        with transaction.atomic():
+            configuration = policies.SchedulerConfigurationService().adopt(
+                cluster, text, ChangeContext.system()
+            )
+    except policies.PolicyInvalid as exc:
+        shown = "; ".join(f"{e.field or '<document>'}: {e.detail}" for e in exc.errors[:3])
+        log("scheduler configuration in %s not adopted: %s", ref, shown)
+        return
+    except policies.PreconditionFailed:
+        return  # one was stored meanwhile
+    ClusterSyncState.objects.filter(pk=state.pk).update(scheduler_config=text)
+    log("adopted the scheduler configuration in %s (%s)", ref, configuration.api_version)
 
 
 def _after_refresh(cluster_id: int) -> None:
@@ -571,7 +630,7 @@ def plan_push(cluster: Cluster, *, user: AbstractBaseUser | AnonymousUser | None
         SyncJob.objects.filter(pk=job.pk).update(
             status=SyncJobStatus.SUCCEEDED,
             finished=timezone.now(),
-            changes=as_dicts(plan.changes),
+            changes=attention.mark(as_dicts(plan.changes), cluster),
             notes=plan.notes,
             log=log.text(),
         )

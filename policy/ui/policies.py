@@ -84,11 +84,13 @@ def proposal_help() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Rendered:
-    """One rendered output: its text (empty: nothing written) and a problem, if any."""
+    """One rendered output: its text (empty: nothing written) and a problem, if any;
+    ``effective``: what the scheduler runs with it (defaults filled in), shown, never written."""
 
     title: str
     text: str
     problem: str = ""
+    effective: str = ""
 
 
 def render_configuration(cluster: Cluster) -> Rendered:
@@ -97,7 +99,11 @@ def render_configuration(cluster: Cluster) -> Rendered:
     if configuration is None:
         return Rendered(title, "", "No scheduler configuration: kube-scheduler's defaults apply.")
     try:
-        return Rendered(title, rendering.render_scheduler_configuration(configuration))
+        return Rendered(
+            title,
+            rendering.render_scheduler_configuration(configuration),
+            effective=rendering.effective_configuration(configuration),
+        )
     except PolicyInvalid as exc:
         return Rendered(title, "", f"The stored configuration is invalid: {exc}")
 

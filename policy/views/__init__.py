@@ -26,6 +26,7 @@ from policy.views.sync import (
     cluster_sync_push,
     cluster_sync_refresh,
     cluster_sync_review,
+    cluster_sync_target,
     sync_index,
 )
 from policy.views.whatif import whatif_cancel, whatif_detail, whatif_list
@@ -38,6 +39,7 @@ __all__ = [
     "cluster_sync_push",
     "cluster_sync_refresh",
     "cluster_sync_review",
+    "cluster_sync_target",
     "dashboard",
     "decision_compare",
     "decision_detail",

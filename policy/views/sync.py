@@ -34,14 +34,15 @@ from policy.models import (
 )
 from policy.params import parse_id
 from policy.roles import can_edit_policy, can_push_policy, role_required
+from policy.services import policies, sync_status
 from policy.services import sync as sync_services
-from policy.services import sync_status
 from policy.services.changes import ChangeContext, record_denied
 from policy.ui import sync as present
 from policy.ui.policies import diff_lines
 from policy.views import sorting
 from policy.views.policies import EDITORS
 from policy.views.support import selected_cluster
+from scoring.config import FLAVORS
 
 JOBS_PER_PAGE = 20
 POLL_SECONDS = 2
@@ -149,12 +150,45 @@ def cluster_sync(request: HttpRequest, pk: int) -> HttpResponse:
         "sorted": bool(request.GET.get("sort")),
         "can_push": can_push_policy(request.user),
         "can_refresh": can_edit_policy(request.user),
+        "flavors": FLAVORS,
+        "scheduler_target": cluster.scheduler_target(),
     }
     return render(request, "policy/sync/cluster.html", context)
 
 
+@role_required(Role.VIEWER)
+@require_POST
+def cluster_sync_target(request: HttpRequest, pk: int) -> HttpResponse:
+    """Set the scheduler the cluster runs (flavor, version; empty: detected), operators."""
+    _require_operator(request)
+    cluster = get_object_or_404(Cluster, pk=pk)
+    values = {
+        "scheduler_flavor": request.POST.get("scheduler_flavor", "").strip(),
+        "scheduler_version": request.POST.get("scheduler_version", "").strip(),
+    }
+    try:
+        policies.ClusterService().update(
+            cluster.pk,
+            values,
+            ChangeContext.from_request(request, ui=True),
+            expected_version=None,
+        )
+    except policies.PolicyInvalid as exc:
+        messages.error(request, "; ".join(f"{e.field}: {e.detail}" for e in exc.errors))
+    else:
+        target = Cluster.objects.get(pk=pk).scheduler_target()
+        messages.success(request, f"Scheduler target of {cluster.name}: {target or 'inferred'}.")
+    return redirect("cluster-sync", cluster.pk)
+
+
 def _review(
-    request: HttpRequest, cluster: Cluster, plan: SyncJob, *, stale: bool = False, status: int = 200
+    request: HttpRequest,
+    cluster: Cluster,
+    plan: SyncJob,
+    *,
+    stale: bool = False,
+    status: int = 200,
+    unacknowledged: bool = False,
 ) -> HttpResponse:
     """The confirmation page of the dry-run ``plan``."""
     context = {
@@ -162,6 +196,8 @@ def _review(
         "plan": plan,
         "rows": present.change_rows(plan.changes),
         "summary": present.change_summary(plan.changes),
+        "attention": sync_services.attention_reasons(plan.changes or []),
+        "unacknowledged": unacknowledged,
         "stale": stale,
         "failed": plan.status != SyncJobStatus.SUCCEEDED,
     }
@@ -197,14 +233,23 @@ def cluster_sync_push(request: HttpRequest, pk: int) -> HttpResponse:
     plan_id = parse_id(request.POST.get("plan"))
     if plan_id is None:
         return HttpResponseBadRequest("plan: the id of the reviewed dry-run is required.")
+    acknowledged = request.POST.get("acknowledge_attention") == "on"
     try:
-        confirmed = sync_services.confirm_push(cluster, plan_id, user=request.user)
+        confirmed = sync_services.confirm_push(
+            cluster, plan_id, user=request.user, acknowledged=acknowledged
+        )
     except sync_services.UnknownPlan as exc:
         return HttpResponseBadRequest(f"plan: {exc}.")
     if confirmed.job is None:
-        status = {"plan-failed": 502, "stale": 409}.get(confirmed.outcome, 200)
+        outcome = confirmed.outcome
+        status = {"plan-failed": 502, "stale": 409, "unacknowledged": 400}.get(outcome, 200)
         return _review(
-            request, cluster, confirmed.plan, stale=confirmed.outcome == "stale", status=status
+            request,
+            cluster,
+            confirmed.plan,
+            stale=outcome == "stale",
+            status=status,
+            unacknowledged=outcome == "unacknowledged",
         )
     job = confirmed.job
     messages.success(request, f"Push #{job.pk} of {cluster.name} requested.")

@@ -43,9 +43,9 @@ def key(db: None) -> str:
 def slow_validation(monkeypatch: pytest.MonkeyPatch) -> None:
     real = documents.validate_tree
 
-    def slow(tree: Any) -> Any:
+    def slow(tree: Any, target: Any = None) -> Any:
         time.sleep(0.3)
-        return real(tree)
+        return real(tree, target)
 
     monkeypatch.setattr(documents, "validate_tree", slow)
 

@@ -233,7 +233,9 @@ def test_plugin_config_args_errors_and_loadaware_entry(
     assert body["errors"][0]["field"] == "plugins.filter.enabled[0].wieght"
 
 
-def test_render_is_the_engine_dump(client: Any, configuration: dict[str, Any]) -> None:
+def test_render_is_what_was_set_and_effective_the_engine_dump(
+    client: Any, configuration: dict[str, Any]
+) -> None:
     profile = make_profile(client, configuration["id"], "load-aware", plugins=LOADAWARE_PLUGINS)
     post(client, ARGS, {"profile": profile["id"], "usage_thresholds": {"cpu": 70}})
     response = client.get(f"{CONFIGS}{configuration['id']}/render/")
@@ -241,11 +243,15 @@ def test_render_is_the_engine_dump(client: Any, configuration: dict[str, Any]) -
     assert response["Content-Type"].startswith("application/yaml")
     text = response.content.decode()
     document = SchedulerConfiguration.objects.get(pk=configuration["id"]).to_document()
-    assert text == dump_configuration(load_configuration(document))
-    rendered = yaml.safe_load(text)
-    (entry,) = rendered["profiles"]
+    assert yaml.safe_load(text) == document  # no default written
+    (entry,) = yaml.safe_load(text)["profiles"]
     args = next(c for c in entry["pluginConfig"] if c["name"] == "LoadAwareScheduling")["args"]
-    assert args["usageThresholds"] == {"cpu": 70} and args["nodeMetricExpirationSeconds"] == 180
+    assert args["usageThresholds"] == {"cpu": 70} and "nodeMetricExpirationSeconds" not in args
+    effective = client.get(f"{CONFIGS}{configuration['id']}/effective/").content.decode()
+    assert effective == dump_configuration(load_configuration(document))
+    (entry,) = yaml.safe_load(effective)["profiles"]
+    args = next(c for c in entry["pluginConfig"] if c["name"] == "LoadAwareScheduling")["args"]
+    assert args["nodeMetricExpirationSeconds"] == 180
     missing = client.get(f"{CONFIGS}999999/render/")
     assert missing.status_code == 404 and missing["Content-Type"] == "application/json"
 
@@ -312,8 +318,7 @@ def test_import_creates_and_export_is_lossless(client: Any, cluster_id: int) -> 
     stored = SchedulerConfiguration.objects.get(pk=body["id"])
     assert stored.to_document() == yaml.safe_load(IMPORTED)
     text = client.get(f"{CONFIGS}{body['id']}/render/").content.decode()
-    # Same data (out-of-tree args keep the key order they are given in, which may differ).
-    assert yaml.safe_load(text) == yaml.safe_load(dump_configuration(load_configuration(IMPORTED)))
+    assert yaml.safe_load(text) == yaml.safe_load(IMPORTED)  # as written, no default added
     args = stored.profiles.get(scheduler_name="koord-scheduler").loadaware_args
     assert args.usage_thresholds == {"cpu": 75, "memory": 85}
     assert args.aggregated_usage_aggregated_duration == "5m"

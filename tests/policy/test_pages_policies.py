@@ -359,6 +359,9 @@ def test_configuration_create_update_and_detail(
     assert configuration.parallelism == 8
     detail = html_of(client.get(response["Location"]))
     assert "parallelism: 8" in detail  # the rendered YAML
+    written, _, effective = detail.partition("Effective configuration: every default filled in")
+    assert "podMaxBackoffSeconds: 10" not in written  # no default written
+    assert 'class="code effective"' in effective and "podMaxBackoffSeconds: 10" in effective
     response = client.post(
         f"/policies/configurations/{configuration.pk}/edit/",
         {"version": "1", "parallelism": "0", "save": "1"},

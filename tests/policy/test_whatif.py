@@ -423,3 +423,25 @@ def test_starting_comparisons_is_rate_limited_reading_is_not(
     refused = api_client.post("/api/v1/what-if/", body, format="json")
     assert refused.status_code == 429 and "Retry-After" in refused
     assert api_client.get("/api/v1/what-if/").status_code == 200
+
+
+CUSTOM_FILTER = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    filter:
+      enabled:
+      - name: CustomFilter
+"""
+
+
+def test_configurations_are_checked_for_the_clusters_scheduler_target(cluster: Cluster) -> None:
+    candidate = whatif.ConfigurationInput("custom", CUSTOM_FILTER)
+    # kube-scheduler (inferred) has no CustomFilter and would not start.
+    assert "CustomFilter" in errors_of(cluster, candidate=candidate)["candidate"][0]
+    # A custom build may register it: unknown names are warnings there, and the run starts.
+    cluster.scheduler_flavor, cluster.scheduler_version = "custom", "1.35"
+    cluster.save()
+    assert start(cluster, candidate=candidate).pk is not None

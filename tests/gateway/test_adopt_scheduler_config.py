@@ -1,0 +1,112 @@
+"""Managing the scheduler a cluster already runs, against the real kube-apiserver: the first
+refresh adopts the configuration in its ConfigMap (Koordinator's chart, kept as written), a
+dry-run then changes nothing, and editing one LoadAware threshold changes exactly that field of
+the ConfigMap's document (apiVersion and leaderElection untouched)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from django.contrib.auth.models import User
+
+from policy.gateway.connection import Connection
+from policy.models import Cluster, PolicyChange, SchedulerConfiguration
+from policy.services import sync as sync_services
+from scoring.config.dump import leaves
+from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces
+from tests.policy.policy_api import ARGS, patch
+
+NAMESPACE = "koordinator-system"
+KEY = "koord-scheduler-config"
+# The engine's inference (docs/scheduler-targets.md, "Inference").
+DETECTED = {
+    "koordinator-v1.5.0-v1beta3.yaml": "koord-scheduler@1.6",
+    "koordinator-v1.7.0-v1.yaml": "koord-scheduler@1.8",
+}
+FIXTURES = Path(__file__).parents[1] / "scoring" / "fixtures" / "scheduler-configs"
+
+
+def live_document(admin: Connection, name: str) -> Any:
+    configmap = admin.request("GET", f"/api/v1/namespaces/{NAMESPACE}/configmaps/{name}")
+    return yaml.safe_load(configmap["data"][KEY])
+
+
+def _cluster(kube: KubeServer, admin: Connection, unique: Callable[[str], str], text: str) -> Any:
+    ensure_namespaces(admin, [NAMESPACE])
+    name = unique("koord-scheduler-config")
+    create(
+        admin,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": NAMESPACE},
+            "data": {KEY: text},
+        },
+    )
+    return Cluster.objects.create(
+        name=unique("adopt"),
+        kind="kubeconfig",
+        kubeconfig_path=str(kube.kubeconfig),
+        kubeconfig_context="admin",
+        scheduler_config_namespace=NAMESPACE,
+        scheduler_config_name=name,
+        scheduler_config_key=KEY,
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "fixture", ["koordinator-v1.5.0-v1beta3.yaml", "koordinator-v1.7.0-v1.yaml"]
+)
+def test_adopt_then_edit_one_threshold(
+    fixture: str,
+    kube: KubeServer,
+    admin: Connection,
+    unique: Callable[[str], str],
+    run_on_commit: Any,
+    push_now: Callable[[Cluster], Any],
+    api_client: Any,
+    editor: User,
+) -> None:
+    text = (FIXTURES / fixture).read_text()
+    cluster = _cluster(kube, admin, unique, text)
+    with run_on_commit():
+        refresh = sync_services.refresh(cluster)
+    refresh.refresh_from_db()
+    assert refresh.status == "succeeded", refresh.log
+    configuration = SchedulerConfiguration.objects.get(cluster=cluster)
+    history = PolicyChange.objects.filter(object_id=configuration.pk, action="import")
+    assert [c.message for c in history] == ["adopted from the cluster"]
+    assert configuration.api_version == yaml.safe_load(text)["apiVersion"]
+    cluster.refresh_from_db()
+    assert cluster.detected_scheduler_target == DETECTED[fixture]
+
+    dry_run = sync_services.plan(cluster)
+    assert dry_run.status == "succeeded", dry_run.log
+    assert dry_run.changes == []
+
+    args = configuration.profiles.get(scheduler_name="koord-scheduler").loadaware_args
+    thresholds = dict(args.usage_thresholds)
+    api_client.force_login(editor)
+    patch(
+        api_client,
+        f"{ARGS}{args.pk}/",
+        {"usage_thresholds": {**thresholds, "cpu": thresholds["cpu"] - 10}},
+        f'W/"{args.version}"',
+    )
+    before = leaves(live_document(admin, cluster.scheduler_config_name))
+    job = push_now(cluster)
+    assert job.status == "succeeded", job.log
+    after = leaves(live_document(admin, cluster.scheduler_config_name))
+    changed = {path for path in before.keys() | after.keys() if before.get(path) != after.get(path)}
+    (path,) = changed
+    assert path.endswith("args.usageThresholds.cpu")
+    assert after[path] == thresholds["cpu"] - 10
+    assert after["apiVersion"] == before["apiVersion"]
+    assert {p: v for p, v in after.items() if p.startswith("leaderElection")} == {
+        p: v for p, v in before.items() if p.startswith("leaderElection")
+    }
