@@ -80,6 +80,8 @@ class DecisionView:
     groups: list[FilterGroup]
     skipped: list[Mapping[str, Any]]
     filter_plugins: list[str]
+    # Score plugins the engine does not model, with weight: the cluster may rank differently.
+    ranking_may_differ_because: list[str] = field(default_factory=list)
 
     @property
     def filtered(self) -> int:
@@ -172,6 +174,11 @@ def decision_view(explanation: Mapping[str, Any]) -> DecisionView:
         groups=ordered,
         skipped=list(explanation.get("skippedPlugins") or []),
         filter_plugins=filter_plugins,
+        ranking_may_differ_because=[
+            str(name) for name in explanation.get("rankingMayDifferBecause") or []
+        ]
+        if explanation.get("rankingMayDiffer")
+        else [],
     )
 
 

@@ -356,3 +356,20 @@ def test_two_decisions_side_by_side(
     assert explicit.context["comparison"].changed == comparison.changed
     assert client.get("/decisions/compare/?a=x").status_code == 404
     assert client.get(f"/decisions/compare/?a={small.pk}").status_code == 404  # no earlier one
+
+
+def test_the_page_says_when_the_clusters_scheduler_may_rank_differently(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    """kube-scheduler's default profile scores with DynamicResources, which the engine does not
+    model: the ranking is exact for what is modelled, and the page says what is not."""
+    decision = evaluated(demo_snapshot, name="ranked", cpu="1")
+    assert decision.explanation["rankingMayDiffer"] is True
+    because = decision.explanation["rankingMayDifferBecause"]
+    assert "DynamicResources" in because
+    client.force_login(viewer)
+    html = client.get(f"/decisions/{decision.pk}/").content.decode()
+    assert "may rank these nodes differently" in html and ", ".join(because) in html
+    lonely = evaluated(demo_snapshot, name="huge", cpu="1000")  # no node: nothing to rank
+    html = client.get(f"/decisions/{lonely.pk}/").content.decode()
+    assert "may rank these nodes differently" not in html
