@@ -11,7 +11,7 @@ from django.conf import settings
 from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
-from policy import evaluation
+from policy import evaluation, prepared
 from policy.caching import BuildCache
 from policy.choices import ClusterKind
 from policy.engine import document_digest, engine_for, snapshot_for, snapshot_key
@@ -23,6 +23,7 @@ from scoring.plugins.loadaware import LoadAwareScheduling
 from scoring.snapshot import Snapshot
 
 _loads = BuildCache(size=8)
+MAX_PENDING_CHOICES = 500  # the evaluate form's pending pods
 
 
 def clear_caches() -> None:
@@ -146,6 +147,49 @@ def _load_key(stored: ClusterSnapshot, source: LoadAwareSource) -> tuple[Any, ..
     return (stored.cluster_id, snapshot_key(stored), source.digest, source.profile)
 
 
+def _prepared_key(source: LoadAwareSource) -> str:
+    return f"{source.digest}:{source.profile or ''}"
+
+
+def prepare_views(stored: ClusterSnapshot) -> bool:
+    """Build and store what the pages need of ``stored`` (the worker, once a snapshot is
+    stored or the configuration changed): the dashboard's load for the cluster's LoadAware
+    args in force and the pending pods the evaluate form offers. False when they are stored
+    already or the snapshot is unreadable."""
+    source = loadaware_source(stored.cluster)
+    key = _prepared_key(source)
+    if prepared.has(stored, prepared.LOAD, key):
+        return False
+    try:
+        load = _builder(stored, source)()
+        pending = pending_choices(engine_snapshot(stored))
+    except SnapshotUnreadable:
+        return False
+    prepared.save(stored, prepared.LOAD, key, prepared.encode_load(load))
+    prepared.save(stored, prepared.PENDING, "", pending)
+    _loads.get_or_build(_load_key(stored, source), lambda: load)
+    return True
+
+
+def pending_choices(snapshot: Snapshot) -> list[tuple[str, dict[str, Any]]]:
+    """The first ``MAX_PENDING_CHOICES`` pending pods by key, with their manifests."""
+    pods = sorted(snapshot.pending, key=lambda pod: pod.key)[:MAX_PENDING_CHOICES]
+    return [(pod.key, dict(pod.raw)) for pod in pods]
+
+
+def pending_for_form(stored: ClusterSnapshot) -> list[tuple[str, dict[str, Any]]]:
+    """``pending_choices`` of ``stored``: prepared, else from the engine snapshot."""
+    ready = prepared.read(stored, prepared.PENDING, "")
+    if ready is not None:
+        return [(key, raw) for key, raw in ready]
+    return pending_choices(engine_snapshot(stored))
+
+
+def _prepared_load(stored: ClusterSnapshot, source: LoadAwareSource) -> ClusterLoad | None:
+    data = prepared.read(stored, prepared.LOAD, _prepared_key(source))
+    return None if data is None else prepared.decode_load(data)
+
+
 def _builder(stored: ClusterSnapshot, source: LoadAwareSource) -> Callable[[], ClusterLoad]:
     def build() -> ClusterLoad:
         return cluster_load(
@@ -177,9 +221,9 @@ def load_for_page(stored: ClusterSnapshot, source: LoadAwareSource) -> PageLoad:
     is built in the background (a refresh stores a snapshot every minute; building 5,000
     nodes takes seconds). Small clusters, and a first visit, build inline."""
     key = _load_key(stored, source)
-    ready = _loads.get(key)
+    ready = _loads.get(key) or _prepared_load(stored, source)
     if ready is not None:
-        return PageLoad(ready, stored)
+        return PageLoad(_loads.get_or_build(key, lambda: ready), stored)
     if stored.node_count >= settings.DASHBOARD_BACKGROUND_BUILD_NODES:
         older = _loads.newest(lambda k: k[0] == key[0] and k[2:] == key[2:] and k != key)
         shown = older and ClusterSnapshot.snapshots.summaries().filter(pk=older[0][1][0]).first()
