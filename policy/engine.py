@@ -32,11 +32,30 @@ def document_digest(document: Mapping[str, Any] | None) -> str:
 
 def snapshot_for(stored: ClusterSnapshot) -> Snapshot:
     """The engine snapshot of a stored one; built once per process and reused."""
+    return _snapshots.get_or_build(snapshot_key(stored), lambda: _build(stored))
 
-    def build() -> Snapshot:
-        return Snapshot.from_objects(materialize(stored), warn=lambda _: None)
 
-    return _snapshots.get_or_build(snapshot_key(stored), build)
+def _build(stored: ClusterSnapshot) -> Snapshot:
+    return Snapshot.from_objects(materialize(stored), warn=lambda _: None)
+
+
+_started: set[tuple[int, str]] = set()  # snapshots this process began building in background
+
+
+def snapshot_if_ready(stored: ClusterSnapshot) -> Snapshot | None:
+    """The engine snapshot when this process holds it. Else None, building it in the
+    background the first time (a page shows a notice meanwhile); once that build ended
+    without a snapshot (it failed, or it was evicted since), it is built here so a failure
+    shows its error."""
+    key = snapshot_key(stored)
+    ready: Snapshot | None = _snapshots.get(key)
+    if ready is not None or _snapshots.building_now(key):
+        return ready
+    if key in _started:
+        return snapshot_for(stored)
+    _started.add(key)
+    _snapshots.build_in_background(key, lambda: _build(stored))
+    return None
 
 
 def snapshot_key(stored: ClusterSnapshot) -> tuple[int, str]:
@@ -60,3 +79,4 @@ def clear_caches() -> None:
     """Forget cached snapshots and engines (tests; memory pressure)."""
     for cache in (_snapshots, _engines):
         cache.clear()
+    _started.clear()

@@ -14,7 +14,13 @@ from django.shortcuts import get_object_or_404
 from policy import evaluation, prepared
 from policy.caching import BuildCache
 from policy.choices import ClusterKind
-from policy.engine import document_digest, engine_for, snapshot_for, snapshot_key
+from policy.engine import (
+    document_digest,
+    engine_for,
+    snapshot_for,
+    snapshot_if_ready,
+    snapshot_key,
+)
 from policy.models import Cluster, ClusterSnapshot
 from policy.params import parse_id
 from policy.ui.loadaware import PLUGIN, ClusterLoad, cluster_load, default_plugin
@@ -71,6 +77,17 @@ class SnapshotUnreadable(Exception):
 def engine_snapshot(stored: ClusterSnapshot) -> Snapshot:
     try:
         return snapshot_for(stored)
+    except (InputError, ValueError, TypeError, AttributeError, KeyError) as exc:
+        raise SnapshotUnreadable(str(exc)) from exc
+
+
+def engine_snapshot_or_notice(stored: ClusterSnapshot) -> Snapshot | None:
+    """``engine_snapshot``, except that for a big cluster this process does not hold yet it
+    is None while built in the background (the page says so, and reloads once it is ready)."""
+    if stored.node_count < settings.DASHBOARD_BACKGROUND_BUILD_NODES:
+        return engine_snapshot(stored)
+    try:
+        return snapshot_if_ready(stored)
     except (InputError, ValueError, TypeError, AttributeError, KeyError) as exc:
         raise SnapshotUnreadable(str(exc)) from exc
 
@@ -221,7 +238,10 @@ def load_for_page(stored: ClusterSnapshot, source: LoadAwareSource) -> PageLoad:
     is built in the background (a refresh stores a snapshot every minute; building 5,000
     nodes takes seconds). Small clusters, and a first visit, build inline."""
     key = _load_key(stored, source)
-    ready = _loads.get(key) or _prepared_load(stored, source)
+    ready = _loads.get(key)
+    if ready is not None:
+        return PageLoad(ready, stored)
+    ready = _prepared_load(stored, source)
     if ready is not None:
         return PageLoad(_loads.get_or_build(key, lambda: ready), stored)
     if stored.node_count >= settings.DASHBOARD_BACKGROUND_BUILD_NODES:
