@@ -16,6 +16,7 @@ import logging
 import zlib
 from dataclasses import asdict
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -86,12 +87,13 @@ def queue(cluster_id: int) -> None:
     snapshot (a new snapshot, or a configuration that changes what its pages show). Without a
     broker the task runs in this process; a broker that is down only leaves the pages to build
     their views themselves, as they would without this."""
+    transaction.on_commit(partial(send, cluster_id))
+
+
+def send(cluster_id: int) -> None:
     from policy.tasks import prepare_snapshot
 
-    def send() -> None:
-        try:
-            prepare_snapshot.delay(cluster_id)
-        except (OperationalError, OSError) as exc:
-            logger.warning("views of cluster %s not prepared: broker: %s", cluster_id, exc)
-
-    transaction.on_commit(send)
+    try:
+        prepare_snapshot.delay(cluster_id)
+    except (OperationalError, OSError) as exc:
+        logger.warning("views of cluster %s not prepared: broker: %s", cluster_id, exc)
