@@ -26,7 +26,7 @@ from policy.params import parse_id
 from policy.ui.loadaware import PLUGIN, ClusterLoad, cluster_load, default_plugin
 from scoring.errors import ConfigurationInvalid, InputError
 from scoring.plugins.loadaware import LoadAwareScheduling
-from scoring.snapshot import Snapshot
+from scoring.snapshot import Snapshot, gc_paused
 
 _loads = BuildCache(size=8)
 MAX_PENDING_CHOICES = 500  # the evaluate form's pending pods
@@ -209,15 +209,17 @@ def _prepared_load(stored: ClusterSnapshot, source: LoadAwareSource) -> ClusterL
 
 def _builder(stored: ClusterSnapshot, source: LoadAwareSource) -> Callable[[], ClusterLoad]:
     def build() -> ClusterLoad:
-        return cluster_load(
-            engine_snapshot(stored),
-            source.plugin,
-            stored.taken_at,
-            origin=source.origin,
-            profile=source.profile,
-            filter_enabled=source.filter_enabled,
-            score_enabled=source.score_enabled,
-        )
+        snapshot = engine_snapshot(stored)
+        with gc_paused():  # LoadAware's state and 5,000 rows: acyclic objects
+            return cluster_load(
+                snapshot,
+                source.plugin,
+                stored.taken_at,
+                origin=source.origin,
+                profile=source.profile,
+                filter_enabled=source.filter_enabled,
+                score_enabled=source.score_enabled,
+            )
 
     return build
 
