@@ -36,6 +36,10 @@ class BuildCache:
             self.values.move_to_end(key)
             return self.values[key]
 
+    def building_now(self, key: Any) -> bool:
+        with self.lock:
+            return key in self.building
+
     def newest(self, matches: Callable[[Any], bool]) -> tuple[Any, Any] | None:
         """The most recently used (key, value) whose key ``matches``."""
         with self.lock:

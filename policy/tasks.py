@@ -20,6 +20,18 @@ def ping() -> str:
 
 
 @shared_task
+def prepare_snapshot(cluster_id: int) -> bool:
+    """Prepare what the pages show of the cluster's newest snapshot (``policy.prepared``);
+    False when there is nothing (left) to prepare."""
+    from policy.models import Cluster
+    from policy.views.support import prepare_views
+
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    stored = cluster.latest_snapshot() if cluster else None
+    return stored is not None and prepare_views(stored)
+
+
+@shared_task
 def prune_decisions_task() -> int:
     """Periodic (beat): drop decisions past DECISION_RETENTION_DAYS / _COUNT."""
     deleted = services.prune_decisions()

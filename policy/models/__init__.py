@@ -6,6 +6,7 @@ from policy.models.decisions import PlacementDecision
 from policy.models.jobs import ClusterSyncState, SyncJob, SyncJobKind, SyncJobStatus, SyncJobTrigger
 from policy.models.loadaware import LoadAwareSchedulingArgs
 from policy.models.nodemetrics import NodeMetricCollectPolicy
+from policy.models.prepared import PreparedView
 from policy.models.scheduler import SchedulerConfiguration, SchedulerProfile
 from policy.models.thresholds import NodeThresholdPolicy
 from policy.models.tokens import ApiToken
@@ -22,6 +23,7 @@ __all__ = [
     "NodeThresholdPolicy",
     "PlacementDecision",
     "PolicyChange",
+    "PreparedView",
     "SchedulerConfiguration",
     "SchedulerProfile",
     "SyncJob",

@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from policy import snapshot_chains
+from policy import prepared, snapshot_chains
 from policy.choices import ClusterKind
 from policy.models import ApiToken, Cluster, ClusterSnapshot, PlacementDecision
 from policy.snapshot_chains import SnapshotChanges
@@ -48,7 +48,9 @@ def record_snapshot(
 ) -> ClusterSnapshot:
     """Store ``objects`` as the cluster's snapshot at ``taken_at``, with their counts; given
     what changed since the newest snapshot, only that (``policy.snapshot_chains``)."""
-    return snapshot_chains.store(cluster, objects, taken_at, changes)
+    snapshot = snapshot_chains.store(cluster, objects, taken_at, changes)
+    prepared.queue(cluster.pk)
+    return snapshot
 
 
 def load_demo_cluster(

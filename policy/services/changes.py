@@ -18,6 +18,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.contenttypes.models import ContentType
 from django.http import HttpRequest
 
+from policy import prepared
 from policy.choices import ChangeSource
 from policy.models import ApiToken, AuthorizationFailure, PolicyChange
 from policy.models.base import VersionedModel
@@ -98,7 +99,11 @@ def record_change(
     after: dict[str, Any] | None,
     message: str = "",
 ) -> PolicyChange:
-    """Write one change-log row for ``obj`` (call inside the change's transaction)."""
+    """Write one change-log row for ``obj`` (call inside the change's transaction); the
+    cluster's prepared views are refreshed once it commits (they depend on its policies)."""
+    cluster_id = obj.cluster_id_for_history()
+    if cluster_id is not None:
+        prepared.queue(cluster_id)
     return PolicyChange.objects.create(
         user=ctx.user,
         user_name=ctx.user_name,

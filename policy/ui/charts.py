@@ -5,11 +5,19 @@ inline config for it dropped, which also keeps pages within a strict CSP): each
 value's label becomes an SVG ``<title>`` instead (the browser's own tooltip, read by screen
 readers), the root gets ``role="img"`` and an ``aria-label`` summary, and colours follow the
 stylesheet's palette. pygal escapes all text it is given.
+
+pygal also puts a copy of its stylesheet, scoped by the chart's id, in every chart: a dozen KB
+per chart. Charts here carry none. Its rules are served once, scoped to every chart
+(``static/charts.css``, written by ``python -m policy.ui.charts``), and each series' colour, the
+only rule that differs between charts, becomes ``fill``/``stroke`` attributes of the elements
+of that series.
 """
 
 from __future__ import annotations
 
 import math
+import re
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,9 +90,13 @@ def _finish(chart: Any, label: str, css_class: str = "chart") -> SafeString:
     title = ET.Element("title")
     title.text = label
     tree.insert(0, title)
+    colours = chart.config.style.colors
     for parent in tree.iter():
+        _colour(parent, colours)
         for child in list(parent):
-            if child.tag == "script":  # pygal.js's config; that script is not loaded
+            if child.tag in ("script", "style") or not isinstance(child.tag, str):
+                parent.remove(child)  # pygal.js config (not loaded), its CSS, its comments
+            elif child.tag == "defs" and not len(child):
                 parent.remove(child)
             elif child.tag == "desc" and child.get("class") == "label" and child.text:
                 tip = ET.Element("title")
@@ -93,6 +105,40 @@ def _finish(chart: Any, label: str, css_class: str = "chart") -> SafeString:
                 if parent.tag == "a":
                     parent.set("aria-label", child.text)
     return mark_safe(ET.tostring(tree, encoding="unicode"))
+
+
+_SERIES_COLOUR = re.compile(r"(?:^|\s)color-(\d+)(?:\s|$)")
+
+
+def _colour(element: ET.Element, colours: Sequence[str]) -> None:
+    """Give an element of series ``color-N`` (its group, its legend box) that series' colour,
+    as pygal's per-chart ``.color-N`` rule did."""
+    found = _SERIES_COLOUR.search(element.get("class", ""))
+    if found:
+        colour = colours[int(found.group(1)) % len(colours)]
+        element.set("fill", colour)
+        element.set("stroke", colour)
+
+
+def shared_stylesheet() -> str:
+    """pygal's chart stylesheet for this module's style, scoped to every chart
+    (``.pygal-chart``) instead of one chart's id, without the series colours."""
+    chart = pygal.Bar(**_options([COLOURS["ok"]]))
+    chart.add("", [1])
+    tree: ET.Element = chart.render_tree()
+    rules: list[str] = []
+    for style in tree.iter("style"):
+        text = re.sub(r"#chart-[0-9a-f-]+", ".pygal-chart", style.text or "")
+        for rule in text.replace("\n", "").split("}"):
+            if not rule.strip():
+                continue
+            if ".color-" in rule:  # per chart: attributes of the series' elements instead
+                if ".text-overlay" not in rule:
+                    continue
+                rule = re.sub(r"\.color-\d+ ", "", rule)
+            if rule + "}" not in rules:
+                rules.append(rule + "}")
+    return "\n".join(rules) + "\n"
 
 
 def _count_ticks(highest: float) -> list[int]:
@@ -250,3 +296,10 @@ def compared_bars(
             ],
         )
     return _finish(chart, label)
+
+
+if __name__ == "__main__":  # python -m policy.ui.charts > static/charts.css
+    sys.stdout.write(
+        "/* pygal's chart stylesheet, shared by every chart (python -m policy.ui.charts). */\n"
+        + shared_stylesheet()
+    )

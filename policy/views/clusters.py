@@ -27,7 +27,7 @@ from policy.ui.links import edit_links
 from policy.ui.node import node_detail as present_node
 from policy.views.support import (
     SnapshotUnreadable,
-    engine_snapshot,
+    engine_snapshot_or_notice,
     load_for_page,
     loadaware_source,
     selected_cluster,
@@ -256,6 +256,20 @@ def _threshold_policy(cluster: Cluster, stored: Any, name: str) -> Any:
     return next((row for row in rows if row.node == name), None)
 
 
+def _node_preparing(
+    request: HttpRequest,
+    cluster: Cluster,
+    stored: Any,
+    name: str,
+    preparing: bool,
+    partial: bool,
+) -> HttpResponse:
+    """The node page while its snapshot is prepared: a notice polling until it is ready."""
+    context = {"cluster": cluster, "snapshot": stored, "name": name, "preparing": preparing}
+    template = "partials/node_preparing.html" if partial else "node_preparing.html"
+    return render(request, f"policy/{template}", context)
+
+
 @role_required(Role.VIEWER)
 @require_GET
 def node_detail(request: HttpRequest, pk: int, name: str) -> HttpResponse:
@@ -266,9 +280,12 @@ def node_detail(request: HttpRequest, pk: int, name: str) -> HttpResponse:
         raise Http404(f"Cluster {cluster.name} has no snapshot yet.")
     source = loadaware_source(cluster, request.GET.get("profile") or None)
     try:
-        snapshot = engine_snapshot(stored)
+        snapshot = engine_snapshot_or_notice(stored)
     except SnapshotUnreadable as exc:
         raise Http404(f"The snapshot cannot be read: {exc}") from None
+    partial = request.headers.get("X-Partial") == "status"  # the notice polls
+    if snapshot is None or partial:
+        return _node_preparing(request, cluster, stored, name, snapshot is None, partial)
     detail = present_node(snapshot, source.plugin, stored.taken_at, name)
     if detail is None:
         raise Http404(f"Snapshot {stored.pk} of {cluster.name} has no node {name!r}.")

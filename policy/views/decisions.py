@@ -37,11 +37,10 @@ from policy.ui.explain import (
 )
 from policy.views import sorting
 from policy.views.forms import EvaluateForm
-from policy.views.support import SnapshotUnreadable, engine_snapshot, selected_cluster
+from policy.views.support import SnapshotUnreadable, pending_for_form, selected_cluster
 from scoring.errors import ConfigurationInvalid
 from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
 
-MAX_PENDING_CHOICES = 500
 DECISIONS_PER_PAGE = 50
 NODES_PER_PAGE = 100
 
@@ -72,11 +71,10 @@ def _pending(cluster: Cluster) -> tuple[list[str], dict[str, Any]]:
     if stored is None:
         return [], {}
     try:
-        snapshot = engine_snapshot(stored)
+        pods = pending_for_form(stored)
     except SnapshotUnreadable:
         return [], {}
-    pods = sorted(snapshot.pending, key=lambda pod: pod.key)[:MAX_PENDING_CHOICES]
-    return [pod.key for pod in pods], {pod.key: pod.raw for pod in pods}
+    return [key for key, _ in pods], dict(pods)
 
 
 @role_required(Role.VIEWER)

@@ -11,18 +11,25 @@ from django.conf import settings
 from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
-from policy import evaluation
+from policy import evaluation, prepared
 from policy.caching import BuildCache
 from policy.choices import ClusterKind
-from policy.engine import document_digest, engine_for, snapshot_for, snapshot_key
+from policy.engine import (
+    document_digest,
+    engine_for,
+    snapshot_for,
+    snapshot_if_ready,
+    snapshot_key,
+)
 from policy.models import Cluster, ClusterSnapshot
 from policy.params import parse_id
 from policy.ui.loadaware import PLUGIN, ClusterLoad, cluster_load, default_plugin
 from scoring.errors import ConfigurationInvalid, InputError
 from scoring.plugins.loadaware import LoadAwareScheduling
-from scoring.snapshot import Snapshot
+from scoring.snapshot import Snapshot, gc_paused
 
 _loads = BuildCache(size=8)
+MAX_PENDING_CHOICES = 500  # the evaluate form's pending pods
 
 
 def clear_caches() -> None:
@@ -70,6 +77,17 @@ class SnapshotUnreadable(Exception):
 def engine_snapshot(stored: ClusterSnapshot) -> Snapshot:
     try:
         return snapshot_for(stored)
+    except (InputError, ValueError, TypeError, AttributeError, KeyError) as exc:
+        raise SnapshotUnreadable(str(exc)) from exc
+
+
+def engine_snapshot_or_notice(stored: ClusterSnapshot) -> Snapshot | None:
+    """``engine_snapshot``, except that for a big cluster this process does not hold yet it
+    is None while built in the background (the page says so, and reloads once it is ready)."""
+    if stored.node_count < settings.DASHBOARD_BACKGROUND_BUILD_NODES:
+        return engine_snapshot(stored)
+    try:
+        return snapshot_if_ready(stored)
     except (InputError, ValueError, TypeError, AttributeError, KeyError) as exc:
         raise SnapshotUnreadable(str(exc)) from exc
 
@@ -146,17 +164,62 @@ def _load_key(stored: ClusterSnapshot, source: LoadAwareSource) -> tuple[Any, ..
     return (stored.cluster_id, snapshot_key(stored), source.digest, source.profile)
 
 
+def _prepared_key(source: LoadAwareSource) -> str:
+    return f"{source.digest}:{source.profile or ''}"
+
+
+def prepare_views(stored: ClusterSnapshot) -> bool:
+    """Build and store what the pages need of ``stored`` (the worker, once a snapshot is
+    stored or the configuration changed): the dashboard's load for the cluster's LoadAware
+    args in force and the pending pods the evaluate form offers. False when they are stored
+    already or the snapshot is unreadable."""
+    source = loadaware_source(stored.cluster)
+    key = _prepared_key(source)
+    if prepared.has(stored, prepared.LOAD, key):
+        return False
+    try:
+        load = _builder(stored, source)()
+        pending = pending_choices(engine_snapshot(stored))
+    except SnapshotUnreadable:
+        return False
+    prepared.save(stored, prepared.LOAD, key, prepared.encode_load(load))
+    prepared.save(stored, prepared.PENDING, "", pending)
+    _loads.get_or_build(_load_key(stored, source), lambda: load)
+    return True
+
+
+def pending_choices(snapshot: Snapshot) -> list[tuple[str, dict[str, Any]]]:
+    """The first ``MAX_PENDING_CHOICES`` pending pods by key, with their manifests."""
+    pods = sorted(snapshot.pending, key=lambda pod: pod.key)[:MAX_PENDING_CHOICES]
+    return [(pod.key, dict(pod.raw)) for pod in pods]
+
+
+def pending_for_form(stored: ClusterSnapshot) -> list[tuple[str, dict[str, Any]]]:
+    """``pending_choices`` of ``stored``: prepared, else from the engine snapshot."""
+    ready = prepared.read(stored, prepared.PENDING, "")
+    if ready is not None:
+        return [(key, raw) for key, raw in ready]
+    return pending_choices(engine_snapshot(stored))
+
+
+def _prepared_load(stored: ClusterSnapshot, source: LoadAwareSource) -> ClusterLoad | None:
+    data = prepared.read(stored, prepared.LOAD, _prepared_key(source))
+    return None if data is None else prepared.decode_load(data)
+
+
 def _builder(stored: ClusterSnapshot, source: LoadAwareSource) -> Callable[[], ClusterLoad]:
     def build() -> ClusterLoad:
-        return cluster_load(
-            engine_snapshot(stored),
-            source.plugin,
-            stored.taken_at,
-            origin=source.origin,
-            profile=source.profile,
-            filter_enabled=source.filter_enabled,
-            score_enabled=source.score_enabled,
-        )
+        snapshot = engine_snapshot(stored)
+        with gc_paused():  # LoadAware's state and 5,000 rows: acyclic objects
+            return cluster_load(
+                snapshot,
+                source.plugin,
+                stored.taken_at,
+                origin=source.origin,
+                profile=source.profile,
+                filter_enabled=source.filter_enabled,
+                score_enabled=source.score_enabled,
+            )
 
     return build
 
@@ -180,6 +243,9 @@ def load_for_page(stored: ClusterSnapshot, source: LoadAwareSource) -> PageLoad:
     ready = _loads.get(key)
     if ready is not None:
         return PageLoad(ready, stored)
+    ready = _prepared_load(stored, source)
+    if ready is not None:
+        return PageLoad(_loads.get_or_build(key, lambda: ready), stored)
     if stored.node_count >= settings.DASHBOARD_BACKGROUND_BUILD_NODES:
         older = _loads.newest(lambda k: k[0] == key[0] and k[2:] == key[2:] and k != key)
         shown = older and ClusterSnapshot.snapshots.summaries().filter(pk=older[0][1][0]).first()

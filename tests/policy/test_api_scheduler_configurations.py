@@ -473,11 +473,18 @@ def test_automatic_push_queues_a_sync(
     Cluster.objects.filter(pk=configuration["cluster"]).update(push_mode="automatic")
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         patch(client, f"{CONFIGS}{configuration['id']}/", {"parallelism": 4}, 'W/"1"')
-    assert len(callbacks) == 1
+    assert len(syncs(callbacks)) == 1
     Cluster.objects.filter(pk=configuration["cluster"]).update(push_mode="manual")
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         patch(client, f"{CONFIGS}{configuration['id']}/", {"parallelism": 5}, 'W/"2"')
-    assert callbacks == []
+    assert syncs(callbacks) == []
+
+
+def syncs(callbacks: list[Any]) -> list[Any]:
+    """The on-commit callbacks other than preparing the cluster's views (policy.prepared)."""
+    from policy import prepared
+
+    return [c for c in callbacks if getattr(c, "func", None) is not prepared.send]
 
 
 def test_filters_ordering_and_pagination(client: Any, configuration: dict[str, Any]) -> None:

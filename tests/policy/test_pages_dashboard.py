@@ -6,14 +6,17 @@ from __future__ import annotations
 import gzip
 import re
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 
 from policy.models import ClusterSnapshot
 from policy.services import load_demo_cluster
+from policy.ui.charts import COLOURS, shared_stylesheet
 from policy.ui.links import edit_links
 from tests.conftest import NOW
 from tests.policy.builders import loadaware_configuration
@@ -230,3 +233,25 @@ def test_pages_are_compressed_for_browsers_that_accept_gzip(
     assert packed["Content-Encoding"] == "gzip" and "Accept-Encoding" in packed["Vary"]
     page = gzip.decompress(packed.content)
     assert b"</html>" in page and len(packed.content) * 3 < len(page)
+
+
+def test_charts_share_one_stylesheet_and_keep_their_colours(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    response = dashboard(client, viewer)
+    html = response.content.decode()
+    charts = re.findall(r"<svg[^>]*pygal-chart.*?</svg>", html, re.S)
+    assert len(charts) >= 2
+    assert "<style" not in html and "font-family" not in html  # no chart carries pygal's CSS
+    assert 'href="/static/charts.css"' in html
+    for svg in charts[:2]:  # the histograms: within threshold, above it
+        series = dict(re.findall(r'class="series serie-\d+ color-(\d+)" fill="(#\w+)"', svg))
+        assert series == {"0": COLOURS["ok"], "1": COLOURS["over"]}
+        legends = re.findall(r'<rect[^>]*class="color-(\d+) reactive"[^>]*fill="(#\w+)"', svg)
+        assert sorted(set(legends)) == [("0", COLOURS["ok"]), ("1", COLOURS["over"])]
+
+
+def test_the_shared_chart_stylesheet_is_pygals_for_our_style() -> None:
+    css = (Path(settings.BASE_DIR) / "static" / "charts.css").read_text()
+    assert css.endswith(shared_stylesheet())  # regenerate: python -m policy.ui.charts
+    assert ".pygal-chart .axis .guide.line" in css and ".color-" not in css
