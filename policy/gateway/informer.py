@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -131,19 +131,33 @@ class ClusterInformer:
         self._touched: dict[str, set[ObjectKey]] | None = None
 
     def read(
-        self, conn: Connection, *, clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+        self,
+        conn: Connection,
+        *,
+        relist: Collection[str] = (),
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> Readback:
         """Bring every kind up to date and return the objects as one :class:`Readback`,
         with their ``version_signature`` (kept per event, not recomputed over every object).
+
+        The kinds in ``relist`` are listed instead of watched: a list reads etcd itself, while
+        a watch is served from the API server's watch cache, which can be a moment behind a
+        write that was just acknowledged (read what was just written by listing it).
         """
         with self._lock:
             started = clock()
             caches = list(self.caches.values())
             touched: dict[str, set[ObjectKey]] = {c.kind.kind: set() for c in caches}
+
+            def update(cache: KindCache) -> int:
+                keys = touched[cache.kind.kind]
+                if cache.kind.kind in relist:
+                    cache.relist(conn, keys)
+                    return -1
+                return _update(cache, conn, keys)
+
             with ThreadPoolExecutor(max_workers=len(caches)) as pool:
-                outcomes = list(
-                    pool.map(lambda cache: _update(cache, conn, touched[cache.kind.kind]), caches)
-                )
+                outcomes = list(pool.map(update, caches))
             self._remember(touched)
             objects = [obj for cache in caches for obj in cache.objects.values()]
             back = Readback(

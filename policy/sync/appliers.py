@@ -216,6 +216,10 @@ class KubeTarget:
         readback = self._informer.read(self.conn)
         nodes = [obj for obj in readback.objects if obj.get("kind") == "Node"]
         drift = annotation_drift(nodes, dict(state.annotations or {}))
+        if drift:  # drift is reported from etcd, not from a watch cache a moment behind a push
+            readback = self._informer.read(self.conn, relist=("Node",))
+            nodes = [obj for obj in readback.objects if obj.get("kind") == "Node"]
+            drift = annotation_drift(nodes, dict(state.annotations or {}))
         c = self.cluster
         live = None
         stored = SchedulerConfiguration.objects.filter(cluster=c).exists()

@@ -175,3 +175,20 @@ def test_a_refused_watch_lists_that_kind_on_every_read(
     assert changed is not None and changed[1] == {
         ("Node", "", name): next(o for o in again.objects if o["metadata"]["name"] == name)
     }
+
+
+def test_a_read_can_list_a_kind_to_see_what_was_just_written(
+    admin: Connection, seeded: list[Json], scratch_nodes: Callable[..., list[str]]
+) -> None:
+    """A watch is served from the API server's cache, which may be a moment behind a write:
+    listing reads etcd. The other kinds are still watched."""
+    cluster = ClusterInformer()
+    cluster.read(admin)
+    cluster.mark_stored(7)
+    [name] = scratch_nodes(1)
+    back = cluster.read(admin, relist=("Node",))
+    assert back.listed == ["Node"]
+    assert ("Node", "", name) in state(back.objects)
+    changed = cluster.changed_since_stored()
+    assert changed is not None and ("Node", "", name) in changed[1]
+    assert_matches_server(back.objects, back.signature, admin)
