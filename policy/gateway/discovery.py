@@ -17,6 +17,7 @@ create, so a missing verb is named before the first refresh or push fails on it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from policy.gateway.connection import Connection
 from policy.gateway.errors import PermanentError
@@ -131,3 +132,22 @@ def missing_access(conn: Connection, needed: list[Access]) -> list[Access]:
         if not (review.get("status") or {}).get("allowed"):
             missing.append(access)
     return missing
+
+
+def scheduler_image(conn: Connection, namespace: str, configmap: str) -> str | None:
+    """The image of the Deployment in ``namespace`` that mounts the scheduler's ConfigMap (the
+    scheduler itself, as Koordinator's, scheduler-plugins' and kubeadm-style installations
+    run it); None when there is none, or when this identity may not list Deployments there."""
+    path = f"/apis/apps/v1/namespaces/{quote(namespace, safe='')}/deployments"
+    try:
+        listed = conn.request("GET", path, what=f"list deployments in {namespace}")
+    except PermanentError:  # 403 without the RBAC rule, 404 for a missing namespace
+        return None
+    for deployment in listed.get("items") or []:
+        pod = ((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}
+        mounted = {(v.get("configMap") or {}).get("name") for v in pod.get("volumes") or []}
+        containers = pod.get("containers") or []
+        if configmap in mounted and containers:
+            image = containers[0].get("image")
+            return str(image) if image else None
+    return None

@@ -20,6 +20,7 @@ from django.utils import timezone
 from policy.choices import ClusterKind
 from policy.gateway import apply as gw
 from policy.gateway.connection import Connection, ConnectionSpec, Timeouts, connect
+from policy.gateway.discovery import scheduler_image
 from policy.gateway.drift import Drift, annotation_drift, colocation_drift, configmap_key_drift
 from policy.gateway.errors import ApplyError, GatewayError
 from policy.gateway.informer import ClusterInformer, informer_for
@@ -98,6 +99,7 @@ class RefreshResult:
     # The scheduler ConfigMap's configuration when it was read (to detect the scheduler target,
     # and to adopt it when schedboard stores none).
     live_scheduler_config: str | None = None
+    scheduler_image: str | None = None  # the image of the Deployment mounting it
 
 
 def target_for(cluster: Cluster) -> KubeTarget | DemoTarget:
@@ -221,12 +223,13 @@ class KubeTarget:
             nodes = [obj for obj in readback.objects if obj.get("kind") == "Node"]
             drift = annotation_drift(nodes, dict(state.annotations or {}))
         c = self.cluster
-        live = None
+        live = image = None
         stored = SchedulerConfiguration.objects.filter(cluster=c).exists()
         if state.scheduler_config is not None or not stored:
             namespace, name = c.scheduler_config_namespace, c.scheduler_config_name
             configmap = gw.read_configmap(self.conn, namespace, name)
             live = ((configmap or {}).get("data") or {}).get(c.scheduler_config_key)
+            image = scheduler_image(self.conn, namespace, name) if configmap else None
             if state.scheduler_config is not None:
                 changed = configmap_key_drift(
                     configmap, namespace, name, c.scheduler_config_key, state.scheduler_config
@@ -247,6 +250,7 @@ class KubeTarget:
             changes=readback.changes,
             since_stored=self._changes_since_stored(),
             live_scheduler_config=live,
+            scheduler_image=image,
         )
         return readback.objects, readback.taken_at, partial
 

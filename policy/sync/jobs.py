@@ -59,6 +59,7 @@ from policy.services.sync_status import SYNCED, cluster_status
 from policy.sync import attention, planners
 from policy.sync.appliers import PushFailed, PushPlan, as_dicts, target_for
 from policy.sync.confirmation import confirmed_only, describe, unconfirmed
+from scoring.config.targets import target_from_image
 
 logger = logging.getLogger(__name__)
 
@@ -530,7 +531,7 @@ def _refresh(job: SyncJob, log: JobLog) -> None:
     try:
         with transaction.atomic():
             result = _store_refresh(job, state, target, log)
-            _detect_target(job.cluster, result.live_scheduler_config, log)
+            _detect_target(job.cluster, result.live_scheduler_config, log, result.scheduler_image)
             _adopt(job, state, result.live_scheduler_config, log)
             drift = [d.as_dict() for d in result.drift]
             if drift:
@@ -560,15 +561,22 @@ def _refresh(job: SyncJob, log: JobLog) -> None:
         target.close()
 
 
-def _detect_target(cluster: Cluster, text: str | None, log: JobLog) -> None:
-    """Record the scheduler the ConfigMap's document is for (as the engine infers it)."""
-    if not text:
+def _detect_target(
+    cluster: Cluster, text: str | None, log: JobLog, image: str | None = None
+) -> None:
+    """Record the scheduler the cluster runs: the build its Deployment's image names when it
+    names one, else what the engine infers from the ConfigMap's document."""
+    from_image = target_from_image(image) if image else None
+    if from_image is not None:
+        detected, source = str(from_image), f"the scheduler's image {image}"
+    elif text:
+        detected, source = documents.detect_target(text), "the ConfigMap"
+    else:
         return
-    detected = documents.detect_target(text)
     if detected and detected != cluster.detected_scheduler_target:
         Cluster.objects.filter(pk=cluster.pk).update(detected_scheduler_target=detected)
         cluster.detected_scheduler_target = detected
-        log("scheduler target detected from the ConfigMap: %s", detected)
+        log("scheduler target detected from %s: %s", source, detected)
 
 
 def _adopt(job: SyncJob, state: ClusterSyncState, text: str | None, log: JobLog) -> None:

@@ -123,6 +123,30 @@ def parse_target(text: str) -> Target:
     return Target(flavor, f"{int(match.group(1))}.{int(match.group(2))}")
 
 
+def target_from_image(image: str) -> Target | None:
+    """The build a scheduler container image names, from its repository and tag: a
+    ``…/koord-scheduler:v1.7.0`` image is ``koord-scheduler@1.7``, a scheduler-plugins image
+    (``registry.k8s.io/scheduler-plugins/kube-scheduler:v0.35.1``) ``scheduler-plugins@0.35``,
+    ``registry.k8s.io/kube-scheduler:v1.30.2`` ``kube-scheduler@1.30``. None for any other
+    image, or a tag that is not a version (``latest``, a digest only)."""
+    reference = image.split("@", 1)[0]
+    repository, colon, tag = reference.rpartition(":")
+    if not colon or "/" in tag:  # no tag (the colon was a registry port)
+        return None
+    match = _VERSION.match(tag)
+    if match is None:
+        return None
+    major, minor = int(match.group(1)), int(match.group(2))
+    name = repository.rsplit("/", 1)[-1]
+    if "scheduler-plugins" in repository and major == 0:
+        return Target(SCHEDULER_PLUGINS, f"{major}.{minor}")
+    if name == KOORD_SCHEDULER:
+        return Target(KOORD_SCHEDULER, f"{major}.{minor}")
+    if name == KUBE_SCHEDULER and major == 1:
+        return Target(KUBE_SCHEDULER, f"{major}.{minor}")
+    return None
+
+
 def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in version.split("."))
 

@@ -110,3 +110,47 @@ def test_adopt_then_edit_one_threshold(
     assert {p: v for p, v in after.items() if p.startswith("leaderElection")} == {
         p: v for p, v in before.items() if p.startswith("leaderElection")
     }
+
+
+@pytest.mark.django_db
+def test_the_schedulers_image_names_its_version(
+    kube: KubeServer, admin: Connection, unique: Callable[[str], str], run_on_commit: Any
+) -> None:
+    """The Deployment that mounts the scheduler's ConfigMap runs koord-scheduler v1.6.1: that
+    build is the cluster's target, more exact than what the document's apiVersion implies."""
+    text = (FIXTURES / "koordinator-v1.7.0-v1.yaml").read_text()
+    cluster = _cluster(kube, admin, unique, text)
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": unique("koord-scheduler"), "namespace": NAMESPACE},
+        "spec": {
+            "selector": {"matchLabels": {"app": "koord-scheduler"}},
+            "template": {
+                "metadata": {"labels": {"app": "koord-scheduler"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "scheduler",
+                            "image": "ghcr.io/koordinator-sh/koord-scheduler:v1.6.1",
+                        }
+                    ],
+                    "volumes": [
+                        {"name": "config", "configMap": {"name": cluster.scheduler_config_name}}
+                    ],
+                },
+            },
+        },
+    }
+    create(admin, deployment)
+    path = f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/{deployment['metadata']['name']}"
+    try:
+        with run_on_commit():
+            refresh = sync_services.refresh(cluster)
+        refresh.refresh_from_db()
+        assert refresh.status == "succeeded", refresh.log
+        cluster.refresh_from_db()
+        assert cluster.detected_scheduler_target == "koord-scheduler@1.6"
+        assert "koord-scheduler:v1.6.1" in refresh.log
+    finally:
+        admin.request("DELETE", path)

@@ -66,6 +66,8 @@ def test_the_service_account_can_do_the_gateways_work(
     conn = service_account
     back = read_cluster(conn)
     assert back.missing == [] and back.counts["Node"] >= 12 and back.counts["NodeMetric"] > 0
+    listed = conn.request("GET", f"/apis/apps/v1/namespaces/{KOORD}/deployments")
+    assert listed["kind"] == "DeploymentList"  # the scheduler's image: its build and version
     informer = ClusterInformer()
     assert informer.read(conn).missing == []
     assert informer.read(conn).listed == []  # every kind may be watched: nothing listed again

@@ -255,3 +255,14 @@ def test_the_shared_chart_stylesheet_is_pygals_for_our_style() -> None:
     css = (Path(settings.BASE_DIR) / "static" / "charts.css").read_text()
     assert css.endswith(shared_stylesheet())  # regenerate: python -m policy.ui.charts
     assert ".pygal-chart .axis .guide.line" in css and ".color-" not in css
+
+
+def test_a_cluster_without_nodes_has_a_dashboard(client: Client, viewer: User) -> None:
+    """A newly connected cluster may have no node yet: an empty dashboard, not an error."""
+    from policy.models import Cluster
+    from policy.services import record_snapshot
+
+    cluster = Cluster.objects.create(name="empty", kind="demo")
+    record_snapshot(cluster, [], NOW)
+    response = dashboard(client, viewer, f"?cluster={cluster.pk}")
+    assert response.context["summary"].nodes == 0

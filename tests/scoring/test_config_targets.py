@@ -13,6 +13,7 @@ from scoring.config.registries import (
     config_versions_of,
     in_tree_plugins,
 )
+from scoring.config.targets import target_from_image
 from scoring.errors import INVALID, InputError
 
 V1 = "kubescheduler.config.k8s.io/v1"
@@ -195,3 +196,20 @@ def test_a_target_that_cannot_read_the_version_is_an_input_error() -> None:
     with pytest.raises(InputError, match=r"by kube-scheduler@1\.29 .*removed in Kubernetes 1\.29"):
         check_configuration(doc, target=Target("kube-scheduler", "1.29"))
     assert check_configuration(doc, target=Target("kube-scheduler", "1.28")).valid
+
+
+@pytest.mark.parametrize(
+    ("image", "target"),
+    [
+        ("ghcr.io/koordinator-sh/koord-scheduler:v1.7.0", "koord-scheduler@1.7"),
+        ("registry.local:5000/koord-scheduler:1.5.0@sha256:abc", "koord-scheduler@1.5"),
+        ("registry.k8s.io/scheduler-plugins/kube-scheduler:v0.35.1", "scheduler-plugins@0.35"),
+        ("registry.k8s.io/kube-scheduler:v1.30.2", "kube-scheduler@1.30"),
+        ("registry.k8s.io/kube-scheduler:latest", None),
+        ("registry.local:5000/kube-scheduler", None),
+        ("example.com/my-scheduler:v1.2.3", None),
+    ],
+)
+def test_a_scheduler_image_names_its_build(image: str, target: str | None) -> None:
+    found = target_from_image(image)
+    assert (str(found) if found else None) == target

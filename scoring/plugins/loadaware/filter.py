@@ -151,6 +151,9 @@ def estimated_usage(
     """Base usage of each node's kind plus the incoming estimate, for nodes ``rows`` (all when
     None)."""
     pick = slice(None) if rows is None else rows
+    if not plan.kinds:  # a cluster without nodes
+        empty: IntArray = np.zeros_like(state.allocatable[pick]) + pod.column
+        return empty
     kind, _ = plan.kinds[0]
     total = base_usage(kind, state.metrics, state.cache, rows).total
     for kind, nodes in plan.kinds[1:]:
