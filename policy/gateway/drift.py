@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from policy.gateway.apply import colocation_fields, unified_diff
+from policy.gateway.apply import colocation_fields, same_document, unified_diff
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
 
@@ -53,9 +53,10 @@ def configmap_key_drift(
     configmap: Mapping[str, Any] | None, namespace: str, name: str, key: str, last_written: str
 ) -> Drift | None:
     """The drift of the read ``configmap``'s ``data[key]`` (None: the ConfigMap is gone) from
-    ``last_written``, or None if it is unchanged."""
+    ``last_written``, or None if it holds the same document (an adopted configuration keeps
+    its own layout and comments; a push that changed nothing in it did not rewrite it)."""
     actual = ((configmap or {}).get("data") or {}).get(key)
-    if actual == last_written:
+    if actual == last_written or (actual is not None and same_document(actual, last_written)):
         return None
     return Drift("ConfigMap", namespace, name, f"data[{key}]", last_written, actual)
 

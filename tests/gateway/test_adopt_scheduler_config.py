@@ -14,7 +14,13 @@ import yaml
 from django.contrib.auth.models import User
 
 from policy.gateway.connection import Connection
-from policy.models import Cluster, PolicyChange, SchedulerConfiguration
+from policy.models import (
+    Cluster,
+    ClusterSyncState,
+    NodeThresholdPolicy,
+    PolicyChange,
+    SchedulerConfiguration,
+)
 from policy.services import sync as sync_services
 from scoring.config.dump import leaves
 from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces
@@ -154,3 +160,38 @@ def test_the_schedulers_image_names_its_version(
         assert "koord-scheduler:v1.6.1" in refresh.log
     finally:
         admin.request("DELETE", path)
+
+
+@pytest.mark.django_db
+def test_a_push_that_leaves_the_adopted_document_alone_reports_no_drift(
+    kube: KubeServer,
+    admin: Connection,
+    unique: Callable[[str], str],
+    run_on_commit: Any,
+    push_now: Callable[[Cluster], Any],
+    scratch_nodes: Callable[..., list[str]],
+) -> None:
+    """The chart's text keeps its own layout and comments: a push of node thresholds does not
+    rewrite it, and the next refresh must not call that text drift."""
+    text = (FIXTURES / "koordinator-v1.7.0-v1.yaml").read_text()
+    cluster = _cluster(kube, admin, unique, text)
+    [node] = scratch_nodes(1)
+
+    def refresh() -> Any:
+        with run_on_commit():
+            job = sync_services.refresh(cluster)
+        job.refresh_from_db()
+        assert job.status == "succeeded", job.log
+        return job
+
+    refresh()  # adopts the chart's document
+    NodeThresholdPolicy.objects.create(
+        cluster=cluster, name="pinned", node_names=[node], usage_thresholds={"cpu": 70}
+    )
+    pushed = push_now(cluster)
+    assert pushed.status == "succeeded", pushed.log
+    assert [c["kind"] for c in pushed.changes] == ["Node"]  # the ConfigMap was not rewritten
+    assert live_document(admin, cluster.scheduler_config_name) == yaml.safe_load(text)
+    refresh()
+    state = ClusterSyncState.objects.get(cluster=cluster)
+    assert state.drift == []

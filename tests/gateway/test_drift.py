@@ -30,14 +30,20 @@ def test_configmap_drift(admin: Connection, unique: Callable[[str], str]) -> Non
     apply_configmap_key(admin, NS, name, "config.yaml", written)
     assert configmap_drift(admin, name, written) is None
 
-    edited = written + "  # tuned by hand\n"
-    body = {"data": {"config.yaml": edited}}
-    admin.request(
-        "PATCH", f"/api/v1/namespaces/{NS}/configmaps/{name}", body=body, content_type=MERGE_PATCH
-    )
+    def edit(text: str) -> None:
+        body = {"data": {"config.yaml": text}}
+        path = f"/api/v1/namespaces/{NS}/configmaps/{name}"
+        admin.request("PATCH", path, body=body, content_type=MERGE_PATCH)
+
+    # The same document in another layout, with a comment: what the scheduler reads is what
+    # was written (a push would not rewrite it), so it is no drift.
+    edit("# tuned by hand\nprofiles: [{schedulerName: default-scheduler}]\n")
+    assert configmap_drift(admin, name, written) is None
+    edited = written + "  percentageOfNodesToScore: 30\n"
+    edit(edited)
     drift = configmap_drift(admin, name, written)
     assert drift == Drift("ConfigMap", NS, name, "data[config.yaml]", written, edited)
-    assert drift.diff.endswith("+  # tuned by hand\n")
+    assert drift.diff.endswith("+  percentageOfNodesToScore: 30\n")
     admin.request("DELETE", f"/api/v1/namespaces/{NS}/configmaps/{name}")
     gone = configmap_drift(admin, name, written)
     assert (
