@@ -69,8 +69,11 @@ def decode_load(data: dict[str, Any]) -> ClusterLoad:
     """The ClusterLoad ``encode_load`` was given."""
     rows = []
     for fields in data["rows"]:
-        node = dict(zip(NodeLoad.__dataclass_fields__, fields, strict=True))
+        # Rows prepared before a field was added lack it: its default applies.
+        node = dict(zip(NodeLoad.__dataclass_fields__, fields, strict=False))
         node["usage"] = {name: Usage(*values) for name, values in node["usage"].items()}
+        if "labels" in node:
+            node["labels"] = tuple(node["labels"])
         rows.append(NodeLoad(**node))
     return ClusterLoad(
         rows=rows,

@@ -121,7 +121,7 @@ def select(nodes: Sequence[NodeLoad], query: NodeQuery) -> list[NodeLoad]:
     kept = [
         node
         for node in nodes
-        if (not needle or needle in node.name.lower())
+        if (not needle or _found(node, needle))
         and (not query.zone or node.zone == query.zone)
         and (not query.pool or node.pool == query.pool)
         and (not query.state or _matches_state(node, query.state))
@@ -129,6 +129,12 @@ def select(nodes: Sequence[NodeLoad], query: NodeQuery) -> list[NodeLoad]:
         and (query.band is None or query.band.contains(node))
     ]
     return sort_nodes(kept, query.sort)
+
+
+def _found(node: NodeLoad, needle: str) -> bool:
+    """The search matches a node by any part of its name or of a label (``key=value``, so
+    ``pool=gpu`` or ``eu-west-1a`` find nodes by their labels)."""
+    return needle in node.name.lower() or any(needle in label.lower() for label in node.labels)
 
 
 def sort_nodes(nodes: list[NodeLoad], key: str) -> list[NodeLoad]:

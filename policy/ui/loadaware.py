@@ -105,6 +105,7 @@ class NodeLoad:
     annotation_error: str | None
     usage: Mapping[str, Usage]
     filtered: str | None  # the load filter's reason, None when it passes
+    labels: tuple[str, ...] = ()  # "key=value", for the node search
 
     # Sortable columns (back-compatible names: cpu/memory are allocatable, *_used measured %).
     @property
@@ -303,6 +304,7 @@ def cluster_load(
                 annotation_error=profile_i.annotation_error,
                 usage=usage,
                 filtered=None if status.ok else status.message,
+                labels=tuple(f"{k}={v}" for k, v in sorted(node.labels.items())),
             )
         )
     base = state.thresholds.base

@@ -266,3 +266,37 @@ def test_a_cluster_without_nodes_has_a_dashboard(client: Client, viewer: User) -
     record_snapshot(cluster, [], NOW)
     response = dashboard(client, viewer, f"?cluster={cluster.pk}")
     assert response.context["summary"].nodes == 0
+
+
+def test_search_finds_nodes_by_label(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    nodes = [o for o in demo_snapshot.objects if o["kind"] == "Node"]
+    zone = "topology.kubernetes.io/zone"
+    some_zone = nodes[0]["metadata"]["labels"][zone]
+    in_zone = sorted(
+        n["metadata"]["name"] for n in nodes if n["metadata"]["labels"][zone] == some_zone
+    )
+
+    def names(query: str) -> list[str]:
+        return sorted(n.name for n in dashboard(client, viewer, query).context["rows"])
+
+    assert names(f"?q={zone}={some_zone}") == in_zone
+    assert names(f"?q={some_zone.upper()}") == in_zone  # any part, any case
+    pool = nodes[0]["metadata"]["labels"]["pool"]
+    assert names(f"?q=pool={pool}") == sorted(
+        n["metadata"]["name"] for n in nodes if n["metadata"]["labels"].get("pool") == pool
+    )
+
+
+def test_a_dashboard_prepared_before_labels_were_kept_still_reads(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    """Prepared rows from before a field was added decode with its default."""
+    from policy.prepared import decode_load, encode_load
+
+    load = dashboard(client, viewer).context["summary"]
+    data = encode_load(load)
+    assert decode_load(data).rows == load.rows and load.rows[0].labels
+    data["rows"] = [fields[:-1] for fields in data["rows"]]  # as stored before labels were kept
+    assert [row.labels for row in decode_load(data).rows] == [()] * len(load.rows)
