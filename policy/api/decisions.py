@@ -22,6 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from policy import evaluation
+from policy.api.strict import ModelSerializer, StrictCharField
 from policy.api.throttling import EvaluateThrottle
 from policy.choices import Agreement, DecisionOutcome, DecisionSource
 from policy.filtersets import UtcDateTimeFilter
@@ -52,7 +53,7 @@ class EvaluateRequestSerializer(serializers.Serializer[Any]):
     )
 
 
-class DecisionSummarySerializer(serializers.ModelSerializer[PlacementDecision]):
+class DecisionSummarySerializer(ModelSerializer[PlacementDecision]):
     class Meta:
         model = PlacementDecision
         fields = [
@@ -81,9 +82,9 @@ class DecisionSummarySerializer(serializers.ModelSerializer[PlacementDecision]):
 
 
 class FailureSerializer(serializers.Serializer[Any]):
-    plugin = serializers.CharField()
-    code = serializers.CharField()
-    reason = serializers.CharField(allow_null=True)
+    plugin = StrictCharField()
+    code = StrictCharField()
+    reason = StrictCharField(allow_null=True)
 
 
 class FilteredGroupSerializer(serializers.Serializer[Any]):
@@ -91,7 +92,7 @@ class FilteredGroupSerializer(serializers.Serializer[Any]):
 
     failures = FailureSerializer(many=True, help_text="Each failing filter and its reason.")
     count = serializers.IntegerField(help_text="Nodes in the group.")
-    example = serializers.CharField(help_text="The group's first node by name.")
+    example = StrictCharField(help_text="The group's first node by name.")
 
 
 class NodesPageSerializer(serializers.Serializer[Any]):

@@ -17,29 +17,31 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
+from policy.api.strict import StrictCharField
+
 
 class ErrorDetailSerializer(serializers.Serializer[Any]):
-    detail = serializers.CharField()
+    detail = StrictCharField()
 
 
 class FieldErrorSerializer(serializers.Serializer[Any]):
-    field = serializers.CharField(
+    field = StrictCharField(
         allow_blank=True, help_text="The API field path, e.g. plugins.score.enabled[0]."
     )
-    type = serializers.CharField(help_text="Kubernetes field.ErrorType, e.g. FieldValueInvalid.")
-    detail = serializers.CharField()
+    type = StrictCharField(help_text="Kubernetes field.ErrorType, e.g. FieldValueInvalid.")
+    detail = StrictCharField()
 
 
 class ValidationErrorSerializer(serializers.Serializer[Any]):
     """A 400: the ``errors`` list, plus DRF-style ``<field>: [messages]`` keys."""
 
     errors = FieldErrorSerializer(many=True)  # type: ignore[assignment]
-    detail = serializers.CharField(required=False)
-    non_field_errors = serializers.ListField(child=serializers.CharField(), required=False)
+    detail = StrictCharField(required=False)
+    non_field_errors = serializers.ListField(child=StrictCharField(), required=False)
 
 
 class TooLargeSerializer(serializers.Serializer[Any]):
-    detail = serializers.CharField()
+    detail = StrictCharField()
     errors = FieldErrorSerializer(many=True, required=False)  # type: ignore[assignment]
 
 

@@ -19,6 +19,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from policy.api.strict import ModelSerializer, StrictCharField
 from policy.documents import build_document
 from policy.models import (
     AuthorizationFailure,
@@ -104,14 +105,14 @@ class ResourceMapField(serializers.DictField):
 
 
 def _name_field(**kwargs: Any) -> serializers.CharField:
-    return serializers.CharField(max_length=253, **kwargs)
+    return StrictCharField(max_length=253, **kwargs)
 
 
 class LabelSelectorRequirementSerializer(StrictMixin, serializers.Serializer[Any]):
-    key = serializers.CharField(max_length=317)
-    operator = serializers.CharField(max_length=32)
+    key = StrictCharField(max_length=317)
+    operator = StrictCharField(max_length=32)
     values = serializers.ListField(
-        child=serializers.CharField(max_length=63, allow_blank=True),
+        child=StrictCharField(max_length=63, allow_blank=True),
         required=False,
         max_length=1000,
     )
@@ -121,7 +122,7 @@ class LabelSelectorSerializer(StrictMixin, serializers.Serializer[Any]):
     """``metav1.LabelSelector``: ``{}`` selects every node."""
 
     matchLabels = serializers.DictField(
-        child=serializers.CharField(max_length=63, allow_blank=True), required=False
+        child=StrictCharField(max_length=63, allow_blank=True), required=False
     )
     matchExpressions = serializers.ListField(
         child=LabelSelectorRequirementSerializer(), required=False, max_length=100
@@ -173,14 +174,14 @@ COMMON_READ_ONLY = ["id", "version", "created", "updated"]
 # -- scheduler configurations -------------------------------------------------------------------
 
 
-class ProfileSummarySerializer(serializers.ModelSerializer[SchedulerProfile]):
+class ProfileSummarySerializer(ModelSerializer[SchedulerProfile]):
     class Meta:
         model = SchedulerProfile
         fields = ["id", "position", "scheduler_name", "version"]
 
 
 class SchedulerConfigurationSerializer(
-    StrictMixin, VersionedSerializerMixin, serializers.ModelSerializer[SchedulerConfiguration]
+    StrictMixin, VersionedSerializerMixin, ModelSerializer[SchedulerConfiguration]
 ):
     parent_field = "cluster"
     url = serializers.HyperlinkedIdentityField(view_name="api:schedulerconfiguration-detail")
@@ -190,7 +191,7 @@ class SchedulerConfigurationSerializer(
         child=JSONObjectField(max_bytes=32 * 1024), required=False, max_length=100
     )
     profiles = ProfileSummarySerializer(many=True, read_only=True)
-    api_version = serializers.CharField(
+    api_version = StrictCharField(
         read_only=True,
         help_text="The apiVersion the configuration is written in (the imported or adopted "
         "document's; v1 when it was built here).",
@@ -223,7 +224,7 @@ class SchedulerConfigurationSerializer(
 
 
 class SchedulerProfileSerializer(
-    StrictMixin, VersionedSerializerMixin, serializers.ModelSerializer[SchedulerProfile]
+    StrictMixin, VersionedSerializerMixin, ModelSerializer[SchedulerProfile]
 ):
     parent_field = "configuration"
     url = serializers.HyperlinkedIdentityField(view_name="api:schedulerprofile-detail")
@@ -271,7 +272,7 @@ class SchedulerProfileSerializer(
 
 
 class LoadAwareArgsSerializer(
-    StrictMixin, VersionedSerializerMixin, serializers.ModelSerializer[LoadAwareSchedulingArgs]
+    StrictMixin, VersionedSerializerMixin, ModelSerializer[LoadAwareSchedulingArgs]
 ):
     parent_field = "profile"
     url = serializers.HyperlinkedIdentityField(view_name="api:loadawareschedulingargs-detail")
@@ -337,7 +338,7 @@ class LoadAwareArgsSerializer(
 
 
 class NodeThresholdPolicySerializer(
-    StrictMixin, VersionedSerializerMixin, serializers.ModelSerializer[NodeThresholdPolicy]
+    StrictMixin, VersionedSerializerMixin, ModelSerializer[NodeThresholdPolicy]
 ):
     parent_field = "cluster"
     url = serializers.HyperlinkedIdentityField(view_name="api:nodethresholdpolicy-detail")
@@ -397,7 +398,7 @@ class NodeThresholdPolicySerializer(
 
 
 class CollectPolicySerializer(
-    StrictMixin, VersionedSerializerMixin, serializers.ModelSerializer[NodeMetricCollectPolicy]
+    StrictMixin, VersionedSerializerMixin, ModelSerializer[NodeMetricCollectPolicy]
 ):
     parent_field = "cluster"
     url = serializers.HyperlinkedIdentityField(view_name="api:nodemetriccollectpolicy-detail")
@@ -438,15 +439,15 @@ class RevertSerializer(serializers.Serializer[Any]):
 
 class ImportSerializer(StrictMixin, serializers.Serializer[Any]):
     cluster = serializers.PrimaryKeyRelatedField(queryset=Cluster.objects.all())
-    document = serializers.CharField(
+    document = StrictCharField(
         max_length=512 * 1024,
         trim_whitespace=False,
         help_text="A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1), YAML or JSON.",
     )
 
 
-class PolicyChangeSerializer(serializers.ModelSerializer[PolicyChange]):
-    object_type = serializers.CharField(source="content_type.model", read_only=True)
+class PolicyChangeSerializer(ModelSerializer[PolicyChange]):
+    object_type = StrictCharField(source="content_type.model", read_only=True)
     version = serializers.IntegerField(source="object_version", read_only=True)
     diff = serializers.SerializerMethodField(
         help_text="Top-level fields that differ: {field: {before, after}}."
@@ -506,7 +507,7 @@ def _document_text(tree: Any) -> str:
     return yaml.safe_dump(build_document(tree).document, sort_keys=False)
 
 
-class AuthorizationFailureSerializer(serializers.ModelSerializer[AuthorizationFailure]):
+class AuthorizationFailureSerializer(ModelSerializer[AuthorizationFailure]):
     class Meta:
         model = AuthorizationFailure
         fields = [
@@ -527,18 +528,18 @@ class AuthorizationFailureSerializer(serializers.ModelSerializer[AuthorizationFa
 
 class PolicyRefSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
-    name = serializers.CharField()
+    name = StrictCharField()
     priority = serializers.IntegerField()
 
 
 class NodeThresholdRowSerializer(serializers.Serializer[Any]):
-    node = serializers.CharField()
-    value = serializers.CharField(
+    node = StrictCharField()
+    value = StrictCharField(
         allow_null=True, help_text="The annotation value; null: no policy applies (absent)."
     )
     policy = PolicyRefSerializer(allow_null=True, help_text="The winning policy.")
     matching = serializers.ListField(
-        child=serializers.CharField(), help_text="Every enabled policy targeting the node."
+        child=StrictCharField(), help_text="Every enabled policy targeting the node."
     )
 
 
@@ -551,7 +552,7 @@ class NodeThresholdRenderSerializer(serializers.Serializer[Any]):
     cluster = serializers.IntegerField()
     snapshot = SnapshotRefSerializer()
     at = serializers.DateTimeField(help_text="The time evaluated, in the cluster's time zone.")
-    annotation = serializers.CharField()
+    annotation = StrictCharField()
     nodes = NodeThresholdRowSerializer(many=True)
 
 
@@ -561,13 +562,13 @@ class PolicyPreviewSerializer(serializers.Serializer[Any]):
     at = serializers.DateTimeField()
     active = serializers.BooleanField(help_text="Whether its time window contains `at`.")
     count = serializers.IntegerField()
-    nodes = serializers.ListField(child=serializers.CharField())
+    nodes = serializers.ListField(child=StrictCharField())
 
 
 class ColocationRenderSerializer(serializers.Serializer[Any]):
-    namespace = serializers.CharField()
-    name = serializers.CharField()
-    key = serializers.CharField()
+    namespace = StrictCharField()
+    name = StrictCharField()
+    key = StrictCharField()
     content = serializers.JSONField(help_text="The colocation-config fields schedboard manages.")
-    text = serializers.CharField(help_text="The same, as the JSON text of the ConfigMap key.")
-    notes = serializers.ListField(child=serializers.CharField())
+    text = StrictCharField(help_text="The same, as the JSON text of the ConfigMap key.")
+    notes = serializers.ListField(child=StrictCharField())

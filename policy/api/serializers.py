@@ -8,12 +8,13 @@ from typing import Any
 from django.utils import timezone
 from rest_framework import serializers
 
+from policy.api.strict import ModelSerializer, StrictCharField
 from policy.choices import CONNECTABLE_KINDS
 from policy.models import ApiToken, Cluster, ClusterSnapshot
 from policy.sync.connect import parse_configmap
 
 
-class SnapshotCountsSerializer(serializers.ModelSerializer[ClusterSnapshot]):
+class SnapshotCountsSerializer(ModelSerializer[ClusterSnapshot]):
     class Meta:
         model = ClusterSnapshot
         fields = [
@@ -87,7 +88,7 @@ class ClusterSerializer(serializers.HyperlinkedModelSerializer[Cluster]):
         return SnapshotCountsSerializer(latest).data if latest else None
 
 
-class ApiTokenSerializer(serializers.ModelSerializer[ApiToken]):
+class ApiTokenSerializer(ModelSerializer[ApiToken]):
     class Meta:
         model = ApiToken
         fields = ["id", "name", "key_prefix", "write_enabled", "expires", "created", "last_used"]
@@ -118,8 +119,8 @@ class ApiTokenCreatedSerializer(ApiTokenSerializer):
 
 
 class MeSerializer(serializers.Serializer[Any]):
-    username = serializers.CharField()
-    roles = serializers.ListField(child=serializers.CharField())
+    username = StrictCharField()
+    roles = serializers.ListField(child=StrictCharField())
     is_superuser = serializers.BooleanField()
     authentication = serializers.ChoiceField(choices=["session", "token"])
     token = ApiTokenSerializer(allow_null=True)
@@ -131,9 +132,9 @@ class ConnectClusterSerializer(serializers.Serializer[Any]):
 
     name = serializers.SlugField(max_length=63)
     kind = serializers.ChoiceField(choices=CONNECTABLE_KINDS)
-    kubeconfig_path = serializers.CharField(max_length=1024, required=False, default="")
-    kubeconfig_context = serializers.CharField(max_length=253, required=False, default="")
-    scheduler_configmap = serializers.CharField(
+    kubeconfig_path = StrictCharField(max_length=1024, required=False, default="")
+    kubeconfig_context = StrictCharField(max_length=253, required=False, default="")
+    scheduler_configmap = StrictCharField(
         max_length=600,
         required=False,
         default="",
@@ -157,9 +158,9 @@ class ConnectClusterSerializer(serializers.Serializer[Any]):
 
 
 class ConnectionReportSerializer(serializers.Serializer[Any]):
-    server_version = serializers.CharField()
-    scheduler_configmap = serializers.CharField(help_text="NAMESPACE/NAME:KEY")
+    server_version = StrictCharField()
+    scheduler_configmap = StrictCharField(help_text="NAMESPACE/NAME:KEY")
     discovered = serializers.BooleanField(help_text="Found in one of the usual places.")
     missing_permissions = serializers.ListField(
-        child=serializers.CharField(), help_text="What schedboard may not do there yet."
+        child=StrictCharField(), help_text="What schedboard may not do there yet."
     )

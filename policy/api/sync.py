@@ -26,6 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from policy.api.strict import ModelSerializer, StrictCharField
 from policy.choices import Role
 from policy.filtersets import IdFilter, UtcDateTimeFilter
 from policy.models import Cluster, SyncJob, SyncJobKind, SyncJobStatus, SyncJobTrigger
@@ -40,16 +41,16 @@ class CanRefresh(_RolePermission):
 
 
 class ChangeSerializer(serializers.Serializer[Any]):
-    kind = serializers.CharField()
-    namespace = serializers.CharField(allow_blank=True)
-    name = serializers.CharField()
-    field = serializers.CharField()
+    kind = StrictCharField()
+    namespace = StrictCharField(allow_blank=True)
+    name = StrictCharField()
+    field = StrictCharField()
     action = serializers.ChoiceField(choices=["add", "update", "remove"])
-    before = serializers.CharField(allow_null=True)
-    after = serializers.CharField(allow_null=True)
-    diff = serializers.CharField(allow_blank=True)
+    before = StrictCharField(allow_null=True)
+    after = StrictCharField(allow_null=True)
+    diff = StrictCharField(allow_blank=True)
     attention = serializers.ListField(
-        child=serializers.CharField(),
+        child=StrictCharField(),
         required=False,
         default=list,
         help_text="Why this change can break the scheduler (leaderElection, clientConnection, "
@@ -58,7 +59,7 @@ class ChangeSerializer(serializers.Serializer[Any]):
     )
 
 
-class SyncJobSerializer(serializers.ModelSerializer[SyncJob]):
+class SyncJobSerializer(ModelSerializer[SyncJob]):
     requested_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         slug_field="username",
         read_only=True,
@@ -66,7 +67,7 @@ class SyncJobSerializer(serializers.ModelSerializer[SyncJob]):
     )
     duration = serializers.FloatField(read_only=True, allow_null=True)
     changes = ChangeSerializer(many=True, read_only=True)
-    notes = serializers.ListField(child=serializers.CharField(), read_only=True)
+    notes = serializers.ListField(child=StrictCharField(), read_only=True)
 
     class Meta:
         model = SyncJob
@@ -92,13 +93,13 @@ class SyncJobSerializer(serializers.ModelSerializer[SyncJob]):
 
 
 class DriftSerializer(serializers.Serializer[Any]):
-    kind = serializers.CharField()
-    namespace = serializers.CharField(allow_blank=True)
-    name = serializers.CharField()
-    field = serializers.CharField()
-    expected = serializers.CharField(allow_null=True, help_text="What schedboard last wrote.")
-    actual = serializers.CharField(allow_null=True, help_text="What the cluster has.")
-    diff = serializers.CharField()
+    kind = StrictCharField()
+    namespace = StrictCharField(allow_blank=True)
+    name = StrictCharField()
+    field = StrictCharField()
+    expected = StrictCharField(allow_null=True, help_text="What schedboard last wrote.")
+    actual = StrictCharField(allow_null=True, help_text="What the cluster has.")
+    diff = StrictCharField()
 
 
 class SnapshotAgeSerializer(serializers.Serializer[Any]):
@@ -158,7 +159,7 @@ class PushRequestSerializer(serializers.Serializer[Any]):
 
 
 class ConfirmationConflictSerializer(serializers.Serializer[Any]):
-    detail = serializers.CharField()
+    detail = StrictCharField()
     plan = SyncJobSerializer(help_text="What a push would change now, for review.")
 
 

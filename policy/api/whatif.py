@@ -18,6 +18,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from policy.api.strict import ModelSerializer, StrictCharField
 from policy.api.throttling import WhatIfThrottle
 from policy.choices import ConfigurationSource, WhatIfStatus, WorkloadSource
 from policy.filtersets import IdFilter
@@ -35,13 +36,13 @@ class ConfigurationInputSerializer(serializers.Serializer[Any]):
         # Declared here: "source" is also an attribute of every serializer field.
         return {
             "source": serializers.ChoiceField(choices=ConfigurationSource.choices),
-            "yaml": serializers.CharField(
+            "yaml": StrictCharField(
                 required=False,
                 allow_blank=True,
                 trim_whitespace=False,
                 help_text="A KubeSchedulerConfiguration, for source=custom.",
             ),
-            "name": serializers.CharField(
+            "name": StrictCharField(
                 required=False, allow_blank=True, max_length=120, help_text="Shown in the report."
             ),
             "thresholds": serializers.BooleanField(
@@ -57,7 +58,7 @@ class WhatIfCreateSerializer(serializers.Serializer[Any]):
     workload_source = serializers.ChoiceField(
         choices=WorkloadSource.choices, default=WorkloadSource.MANIFESTS
     )
-    workload = serializers.CharField(
+    workload = StrictCharField(
         required=False,
         allow_blank=True,
         trim_whitespace=False,
@@ -68,7 +69,7 @@ class WhatIfCreateSerializer(serializers.Serializer[Any]):
     candidate = ConfigurationInputSerializer()
 
 
-class WhatIfRunSerializer(serializers.ModelSerializer[WhatIfRun]):
+class WhatIfRunSerializer(ModelSerializer[WhatIfRun]):
     requested_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         slug_field="username",
         read_only=True,

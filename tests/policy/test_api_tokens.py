@@ -194,3 +194,14 @@ def test_a_name_taken_concurrently_is_a_400_not_a_500(
     response = api_client.post("/api/v1/tokens/", {"name": "race"}, format="json")
     assert response.status_code == 400
     assert "already have a token" in response.json()["name"][0]
+
+
+@pytest.mark.parametrize("name", [65717, 1.5, True, ["laptop"]])
+def test_a_name_that_is_not_text_is_refused_not_converted(
+    api_client: Any, viewer: User, name: object
+) -> None:
+    api_client.force_login(viewer)
+    response = api_client.post("/api/v1/tokens/", {"name": name}, format="json")
+    assert response.status_code == 400
+    assert "Not a valid string" in str(response.json()["name"])
+    assert not ApiToken.objects.exists()
