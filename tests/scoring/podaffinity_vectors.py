@@ -7,10 +7,12 @@ gives them (no implicit hostname label), pods their namespace, labels and spec f
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from tests.scoring.builders import single_profile_config
+from tests.scoring.builders import evaluate, plugin_filter, plugin_score, single_profile_config
 
 DELETION_TIME = "2026-11-20T10:00:00Z"
 
@@ -72,3 +74,34 @@ def vector_config(vector: Mapping[str, Any]) -> dict[str, Any]:
         plugins["score"]["enabled"] = [{"name": plugin, "weight": 1}]
     config = [{"name": plugin, "args": dict(vector["args"])}] if "args" in vector else []
     return single_profile_config(plugins, config)
+
+
+def load_vector(path: Path) -> dict[str, Any]:
+    vector: dict[str, Any] = json.loads(path.read_text())
+    return vector
+
+
+def check_vector(path: Path, tmp_path: Path, plugin: str, reasons: Mapping[str, str]) -> None:
+    """Run one vector through ``evaluate`` and check what upstream's test asserts: each node's
+    filter code and reason (``reasons`` by code, unless the vector names one for the node),
+    PreScore's Error or Skip, and the normalized scores."""
+    vector = load_vector(path)
+    decision = evaluate(
+        tmp_path, vector_cluster(vector), vector_pod(vector["pod"]), config=vector_config(vector)
+    )
+    expect = vector["expect"]
+    named = expect.get("reasons", {})
+    for node, code in expect.get("codes", {}).items():
+        result = plugin_filter(decision, node, plugin)
+        reason = named.get(node, reasons.get(code))
+        assert (result["code"], result["reason"]) == (code, reason), node
+    if expect.get("prescore_status") == "Error":
+        assert expect["message_contains"] in decision["error"]
+        assert decision["error"].startswith(f'running PreScore plugin "{plugin}"')
+    if expect.get("prescore_status") == "Skip":
+        for node in decision["nodes"]:
+            assert plugin_score(decision, node["name"], plugin) is None
+    for node, score in expect.get("scores", {}).items():
+        entry = plugin_score(decision, node, plugin)
+        assert entry is not None, f"{node}: no {plugin} score"
+        assert entry["normalized"] == score, (node, entry)

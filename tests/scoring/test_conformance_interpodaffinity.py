@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.scoring.builders import evaluate, plugin_filter, plugin_score
-from tests.scoring.podaffinity_vectors import vector_cluster, vector_config, vector_pod
+from tests.scoring.podaffinity_vectors import check_vector, load_vector
 
 HERE = Path(__file__).parent / "conformance" / "interpodaffinity"
 VECTORS = sorted(HERE.glob("*.json"))
@@ -20,35 +17,11 @@ REASONS = {
 }
 
 
-def _load(path: Path) -> dict[str, Any]:
-    vector: dict[str, Any] = json.loads(path.read_text())
-    return vector
-
-
 def test_there_are_vectors_of_both_kinds() -> None:
-    kinds = {_load(p)["kind"] for p in VECTORS}
+    kinds = {load_vector(p)["kind"] for p in VECTORS}
     assert kinds == {"filter", "score"}
 
 
 @pytest.mark.parametrize("path", VECTORS, ids=lambda p: p.stem)
 def test_vector(path: Path, tmp_path: Path) -> None:
-    vector = _load(path)
-    decision = evaluate(
-        tmp_path, vector_cluster(vector), vector_pod(vector["pod"]), config=vector_config(vector)
-    )
-    expect = vector["expect"]
-    reasons = expect.get("reasons", {})
-    for node, code in expect.get("codes", {}).items():
-        result = plugin_filter(decision, node, PLUGIN)
-        reason = reasons.get(node, REASONS.get(code))
-        assert (result["code"], result["reason"]) == (code, reason), node
-    if expect.get("prescore_status") == "Error":
-        assert expect["message_contains"] in decision["error"]
-        assert decision["error"].startswith(f'running PreScore plugin "{PLUGIN}"')
-    if expect.get("prescore_status") == "Skip":
-        for node in decision["nodes"]:
-            assert plugin_score(decision, node["name"], PLUGIN) is None
-    for node, score in expect.get("scores", {}).items():
-        entry = plugin_score(decision, node, PLUGIN)
-        assert entry is not None, f"{node}: no {PLUGIN} score"
-        assert entry["normalized"] == score, (node, entry)
+    check_vector(path, tmp_path, PLUGIN, REASONS)

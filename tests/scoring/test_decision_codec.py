@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks.engine import EXTENDED_PROFILE
 from scoring import columnar, decision_codec
 from scoring.config import load_configuration
 from scoring.engine import Engine
@@ -22,24 +23,7 @@ from scoring.snapshot import Snapshot
 from scoring.synthetic import generate_cluster
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-EXTENDED = {
-    "apiVersion": "kubescheduler.config.k8s.io/v1",
-    "kind": "KubeSchedulerConfiguration",
-    "profiles": [
-        {
-            "schedulerName": "default-scheduler",
-            "plugins": {
-                "multiPoint": {
-                    "enabled": [
-                        {"name": "LoadAwareScheduling", "weight": 1},
-                        {"name": "LimitAware", "weight": 1},
-                        {"name": "NodeResourceTopologyMatch", "weight": 1},
-                    ]
-                }
-            },
-        }
-    ],
-}
+EXTENDED = EXTENDED_PROFILE  # the benchmarks' extended profile: LoadAware, LimitAware, NUMA
 
 
 @pytest.fixture(scope="module")
