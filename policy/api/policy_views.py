@@ -304,20 +304,18 @@ class SchedulerConfigurationViewSet(PolicyViewSet[SchedulerConfiguration]):
 
     @action(detail=True, methods=["get"], renderer_classes=[YAMLRenderer, renderers.JSONRenderer])
     def render(self, request: Request, pk: str | None = None) -> Response:
-        configuration = self.get_object()
-        try:
-            text = rendering.render_scheduler_configuration(configuration)
-        except policies.PolicyInvalid as exc:
-            raise PolicyValidationError(
-                located_body(exc.errors, kind=self.service.kind, object_id=configuration.pk)
-            ) from None
-        return Response(text, headers={"ETag": configuration.etag}, content_type=None)
+        """The document as written, with only the edits made here."""
+        return self._document(rendering.render_scheduler_configuration)
 
     @action(detail=True, methods=["get"], renderer_classes=[YAMLRenderer, renderers.JSONRenderer])
     def effective(self, request: Request, pk: str | None = None) -> Response:
+        """The same document defaulted, as the scheduler reads it."""
+        return self._document(rendering.effective_configuration)
+
+    def _document(self, build: Callable[[SchedulerConfiguration], str]) -> Response:
         configuration = self.get_object()
         try:
-            text = rendering.effective_configuration(configuration)
+            text = build(configuration)
         except policies.PolicyInvalid as exc:
             raise PolicyValidationError(
                 located_body(exc.errors, kind=self.service.kind, object_id=configuration.pk)
