@@ -47,7 +47,8 @@ from policy.gateway.errors import (
 )
 from policy.gateway.readback import NODES, list_objects
 from policy.gateway.retry import on_conflict
-from scoring.inputs import load_json
+from scoring.errors import InputError
+from scoring.inputs import load_json, load_yaml
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
 logger = logging.getLogger(__name__)
@@ -200,9 +201,9 @@ Same = Callable[[str, str], bool]
 def same_document(current: str, wanted: str) -> bool:
     """Two YAML/JSON texts holding the same document (comments, layout and key order aside):
     rewriting one as the other would change nothing the scheduler reads."""
-    try:
-        return bool(yaml.safe_load(current) == yaml.safe_load(wanted))
-    except yaml.YAMLError:
+    try:  # the cluster's text may be hostile: the loader's limits hold (alias bombs, depth)
+        return bool(load_yaml(current) == load_yaml(wanted))
+    except (yaml.YAMLError, InputError):
         return False
 
 

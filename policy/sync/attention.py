@@ -16,6 +16,8 @@ from typing import Any
 import yaml
 
 from policy.models import Cluster
+from scoring.errors import InputError
+from scoring.inputs import load_yaml
 
 WATCHED = ("leaderElection", "clientConnection")
 
@@ -23,9 +25,9 @@ WATCHED = ("leaderElection", "clientConnection")
 def _document(text: str | None) -> Mapping[str, Any] | None:
     if text is None:
         return None
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
+    try:  # the live ConfigMap's text: within the loader's limits (alias bombs, depth)
+        value = load_yaml(text)
+    except (yaml.YAMLError, InputError):
         return None
     return value if isinstance(value, Mapping) else None
 

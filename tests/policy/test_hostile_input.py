@@ -248,3 +248,18 @@ def test_a_file_that_is_not_a_kubeconfig_is_a_400_naming_the_path(
     response = api_client.post("/api/v1/clusters/", body, format="json")
     assert "is not a file" in response.json()["kubeconfig_path"][0]
     assert not Cluster.objects.filter(name="odd").exists()
+
+
+def test_a_hostile_scheduler_configmap_is_not_the_same_document_and_costs_nothing() -> None:
+    """The live ConfigMap's text is compared with what schedboard would write (dry-run, drift):
+    an alias bomb in it is refused by the loader's limits, not expanded."""
+    from policy.gateway.apply import same_document
+
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}]\n"
+        for i in range(9)
+    )
+    assert same_document(bomb, "a: 1\n") is False  # expanded, it would be 3.5 billion items
+    assert same_document("a: 1 # note\n", "{a: 1}") is True
