@@ -39,6 +39,7 @@ from policy.services import policies, rendering, sync_status
 from policy.services.changes import ChangeContext, history
 from policy.ui import policies as ui
 from policy.views import policy_forms as pf
+from policy.views import policy_merge as merging
 from policy.views.support import selected_cluster
 
 # -- what each editor edits ---------------------------------------------------------------------
@@ -377,11 +378,22 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         "sync_status": sync_status.status_of(obj, cluster) if obj is not None else None,
     }
     status = 200
+    context["base_version"] = obj.version if obj is not None else None
     if request.method == "POST":
         form = editor.form(request.POST)
         if obj is not None and form.is_valid() and form.cleaned_data.get("version") is None:
             form.add_error(None, VERSION_MISSING)  # without it, another's change is not seen
-        if form.is_valid():
+        base = merging.base_version(request.POST) if obj is not None else None
+        if obj is not None and base is not None:
+            context["base_version"] = base
+            if base != obj.version:
+                # Someone saved since this editor was opened: never save over it unseen.
+                context["conflict"] = _conflict(obj)
+                if form.is_valid():
+                    form = _merged(context, editor, obj, base, request.POST, form)
+                    if not context["merge"].ready:
+                        status = 409
+        if status != 409 and form.is_valid():
             values = form.values()
             expected = form.cleaned_data.get("version")
             ctx = ChangeContext.from_request(request, ui=True)
@@ -410,15 +422,12 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
             except policies.PreconditionFailed:
                 current = editor.model._default_manager.get(pk=obj.pk)
                 context["conflict"] = _conflict(current)
-                data = request.POST.copy()
-                data["version"] = str(current.version)
-                form = editor.form(data)
-                form.is_valid()
+                form = _merged(context, editor, current, base or obj.version, request.POST, form)
                 status = 409
             except ObjectDoesNotExist:
                 context["gone"] = True
                 status = 409
-        else:
+        elif status != 409:
             status = 400
     else:
         form = editor.form(instance=obj) if obj is not None else editor.form()
@@ -436,6 +445,23 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
     if isinstance(form, pf.SchedulerProfileForm):
         context["plugin_rows"] = form.plugin_rows()
     return render(request, "policy/policies/edit.html", context, status=status)
+
+
+def _merged(
+    context: dict[str, Any],
+    editor: Editor,
+    current: Any,
+    base: int,
+    post: Any,
+    form: pf.PolicyForm,
+) -> pf.PolicyForm:
+    """The form with the change that made ``base`` stale merged in (``context["merge"]``
+    says what came from whom and which fields both changed)."""
+    merge = merging.merge(editor.form, current, base, post, form)
+    context["merge"] = merge
+    merged = editor.form(merge.data)
+    merged.is_valid()
+    return merged
 
 
 def _error_summary(form: pf.PolicyForm) -> list[tuple[str, str, str]]:

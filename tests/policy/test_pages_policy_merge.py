@@ -1,0 +1,196 @@
+"""Editing a policy someone else saved meanwhile: the version the editor was opened at goes
+through Preview to Save, nothing is saved over the other change unseen, changes to different
+fields are merged for the user to confirm, and a field both changed needs a choice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from policy.choices import ChangeSource
+from policy.models import ClusterSnapshot, LoadAwareSchedulingArgs
+from policy.services import policies
+from policy.services.changes import ChangeContext
+
+pytestmark = pytest.mark.django_db
+
+SYSTEM = ChangeContext.system()
+
+
+@pytest.fixture
+def args(demo_snapshot: ClusterSnapshot) -> LoadAwareSchedulingArgs:
+    configuration = policies.SchedulerConfigurationService().create(
+        {"cluster": demo_snapshot.cluster}, SYSTEM
+    )
+    profile = policies.ProfileService().create(
+        {
+            "configuration": configuration,
+            "scheduler_name": "",
+            "plugins": {"multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}]}},
+        },
+        SYSTEM,
+    )
+    return policies.LoadAwareArgsService().create(
+        {"profile": profile, "usage_thresholds": {"cpu": 45, "memory": 90}}, SYSTEM
+    )
+
+
+def their_change(args: LoadAwareSchedulingArgs, operator: User, **values: Any) -> None:
+    policies.LoadAwareArgsService().update(
+        args.pk,
+        values,
+        ChangeContext(user=operator, source=ChangeSource.API),
+        expected_version=args.version,
+    )
+
+
+def opened(client: Client, args: LoadAwareSchedulingArgs) -> dict[str, str]:
+    """The editor's form data as a browser would post it unchanged."""
+    response = client.get(f"/policies/loadaware/{args.pk}/edit/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f'name="base_version" value="{args.version}"' in html
+    form = response.context["form"]
+    data = {name: form[name].value() for name in form.fields}
+    out = {k: "" if v is None else str(v) for k, v in data.items()}
+    out["base_version"] = str(args.version)
+    return out
+
+
+def reshown(response: Any) -> dict[str, str]:
+    """The re-shown form's data as the browser posts it next (with its hidden fields)."""
+    data = {k: v for k, v in response.context["form"].data.items() if k not in ("save", "preview")}
+    merge = response.context.get("merge")
+    if merge is not None:
+        data["merged_version"] = str(merge.version)
+    return data
+
+
+def current() -> LoadAwareSchedulingArgs:
+    return LoadAwareSchedulingArgs.objects.get()
+
+
+def test_different_fields_are_merged_and_saved_once_confirmed(
+    client: Client, editor: User, operator: User, args: LoadAwareSchedulingArgs
+) -> None:
+    client.force_login(editor)
+    data = opened(client, args)
+    their_change(args, operator, dominant_resource_weight=7)
+    url = f"/policies/loadaware/{args.pk}/edit/"
+    mine = data | {"usage_thresholds": "cpu: 60\nmemory: 90"}
+
+    # Preview of a stale form: nothing runs, the form comes back merged.
+    response = client.post(url, mine | {"preview": "1"})
+    assert response.status_code == 409
+    merge = response.context["merge"]
+    assert [f.name for f in merge.theirs] == ["dominant_resource_weight"]
+    assert [f.name for f in merge.mine] == ["usage_thresholds"]
+    assert merge.both == [] and not merge.ready
+    form = response.context["form"]
+    assert form["dominant_resource_weight"].value() == "7"  # theirs, merged in
+    assert form["usage_thresholds"].value() == "cpu: 60\nmemory: 90"  # yours, kept
+    html = response.content.decode()
+    assert "Someone else changed this LoadAware args" in html
+    assert 'name="base_version" value="1"' in html and 'name="merged_version" value="2"' in html
+    assert "Save merged version" in html
+    assert current().version == 2
+
+    # Preview of the merged form: the notice stays until it is saved.
+    response = client.post(url, reshown(response) | {"preview": "1"})
+    assert response.status_code == 200
+    assert response.context["preview"] is not None
+    assert response.context["merge"].ready
+    assert "Someone else changed this LoadAware args" in response.content.decode()
+    assert current().version == 2
+
+    response = client.post(url, reshown(response) | {"save": "1"})
+    assert response.status_code == 302
+    saved = current()
+    assert saved.version == 3
+    assert saved.usage_thresholds == {"cpu": 60, "memory": 90}  # yours
+    assert saved.dominant_resource_weight == 7  # and theirs
+
+
+def test_a_field_both_changed_needs_a_choice(
+    client: Client, editor: User, operator: User, args: LoadAwareSchedulingArgs
+) -> None:
+    client.force_login(editor)
+    data = opened(client, args)
+    their_change(args, operator, usage_thresholds={"cpu": 50, "memory": 90})
+    url = f"/policies/loadaware/{args.pk}/edit/"
+
+    response = client.post(url, data | {"usage_thresholds": "cpu: 60\nmemory: 90", "save": "1"})
+    assert response.status_code == 409
+    merge = response.context["merge"]
+    assert [f.name for f in merge.both] == ["usage_thresholds"]
+    clash = merge.both[0]
+    assert (clash.base, clash.theirs, clash.mine) == (
+        "cpu: 45\nmemory: 90",
+        "cpu: 50\nmemory: 90",
+        "cpu: 60\nmemory: 90",
+    )
+    html = response.content.decode()
+    assert 'name="resolve-usage_thresholds" value="theirs"' in html
+    assert 'name="resolve-usage_thresholds" value="mine"' in html
+    assert current().usage_thresholds == {"cpu": 50, "memory": 90}
+
+    # Saving the merged form without choosing still saves nothing.
+    again = reshown(response)
+    response = client.post(url, again | {"save": "1"})
+    assert response.status_code == 409
+    assert response.context["merge"].unresolved
+    assert current().version == 2
+
+    # Choosing yours saves it, knowingly.
+    response = client.post(url, again | {"resolve-usage_thresholds": "mine", "save": "1"})
+    assert response.status_code == 302
+    assert current().usage_thresholds == {"cpu": 60, "memory": 90}
+    assert current().version == 3
+
+
+def test_choosing_theirs_keeps_their_value(
+    client: Client, editor: User, operator: User, args: LoadAwareSchedulingArgs
+) -> None:
+    client.force_login(editor)
+    data = opened(client, args)
+    their_change(args, operator, usage_thresholds={"cpu": 50, "memory": 90})
+    url = f"/policies/loadaware/{args.pk}/edit/"
+    response = client.post(
+        url,
+        data | {"usage_thresholds": "cpu: 60\nmemory: 90", "dominant_resource_weight": "3"},
+    )
+    assert response.status_code == 409
+    response = client.post(
+        url, reshown(response) | {"resolve-usage_thresholds": "theirs", "save": "1"}
+    )
+    assert response.status_code == 302
+    saved = current()
+    assert saved.usage_thresholds == {"cpu": 50, "memory": 90}
+    assert saved.dominant_resource_weight == 3
+
+
+def test_another_change_after_the_merge_is_merged_again(
+    client: Client, editor: User, operator: User, args: LoadAwareSchedulingArgs
+) -> None:
+    client.force_login(editor)
+    data = opened(client, args)
+    their_change(args, operator, dominant_resource_weight=7)
+    url = f"/policies/loadaware/{args.pk}/edit/"
+    response = client.post(url, data | {"usage_thresholds": "cpu: 60\nmemory: 90"})
+    assert response.status_code == 409
+    their_change(current(), operator, score_according_prod_usage=True)
+    response = client.post(url, reshown(response) | {"save": "1"})
+    assert response.status_code == 409  # merged with version 2, but it is at 3 now
+    merge = response.context["merge"]
+    assert merge.version == 3 and not merge.ready
+    names = {f.name for f in merge.theirs}
+    assert names == {"dominant_resource_weight", "score_according_prod_usage"}
+    response = client.post(url, reshown(response) | {"save": "1"})
+    assert response.status_code == 302
+    saved = current()
+    assert saved.version == 4 and saved.dominant_resource_weight == 7
+    assert saved.score_according_prod_usage is True
+    assert saved.usage_thresholds == {"cpu": 60, "memory": 90}
