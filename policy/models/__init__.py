@@ -10,6 +10,7 @@ from policy.models.prepared import PreparedView
 from policy.models.scheduler import SchedulerConfiguration, SchedulerProfile
 from policy.models.thresholds import NodeThresholdPolicy
 from policy.models.tokens import ApiToken
+from policy.models.trends import SnapshotTrend
 from policy.models.whatif import WhatIfRun
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "PreparedView",
     "SchedulerConfiguration",
     "SchedulerProfile",
+    "SnapshotTrend",
     "SyncJob",
     "SyncJobKind",
     "SyncJobStatus",

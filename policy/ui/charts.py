@@ -21,6 +21,7 @@ import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import pygal
@@ -296,6 +297,74 @@ def compared_bars(
             ],
         )
     return _finish(chart, label)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One series of a time chart: its name, a value per time (None: no value then) and the
+    palette entry it is drawn in; ``dashed`` for a reference such as a threshold."""
+
+    name: str
+    values: Sequence[float | None]
+    colour: str
+    dashed: bool = False
+
+
+def _time_format(times: Sequence[datetime]) -> str:
+    span = (max(times) - min(times)).total_seconds() if times else 0
+    return "%H:%M" if span < 86_400 else "%m-%d %H:%M"
+
+
+def time_lines(
+    times: Sequence[datetime],
+    lines: Sequence[Line],
+    *,
+    label: str,
+    unit: str = "",
+    top: float | None = None,
+    height: int = 220,
+) -> SafeString:
+    """Lines over time (``times`` oldest first, UTC): a trend across snapshots, each point's
+    tooltip naming its time and value. ``top`` fixes the y axis (100 for percentages)."""
+    if not times:
+        return mark_safe("")
+    form = _time_format(times)
+    highest = max((v for line in lines for v in line.values if v is not None), default=0)
+    chart = pygal.DateTimeLine(
+        **_options(
+            [COLOURS.get(line.colour, line.colour) for line in lines],
+            x_value_formatter=lambda t: t.strftime(form),
+            x_label_rotation=0,
+            x_labels_major_count=6,
+            show_minor_x_labels=False,
+            truncate_label=-1,
+            y_labels=list(range(0, 101, 20))
+            if top == 100
+            else _count_ticks(max(highest, top or 0)),
+            allow_interruptions=True,
+            show_dots=False,
+            dots_size=2,
+            height=height,
+            width=620,
+        )
+    )
+    for line in lines:
+        points = [
+            None
+            if value is None
+            else {
+                "value": (time, value),
+                "label": f"{line.name} at {time.strftime('%Y-%m-%d %H:%M')}: {value:g}{unit}",
+            }
+            for time, value in zip(times, line.values, strict=True)
+        ]
+        chart.add(line.name, points)
+    svg = str(_finish(chart, label, "chart timeline"))
+    for k, line in enumerate(lines):
+        if line.dashed:  # pygal's own dash rule is in the per-chart stylesheet left out
+            group = f'<g class="series serie-{k} color-{k}"'
+            svg = svg.replace(group, f'{group} stroke-dasharray="6 4"')
+    return mark_safe(svg)  # _finish escaped the SVG; one attribute is added
 
 
 if __name__ == "__main__":  # python -m policy.ui.charts > static/charts.css

@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from policy import trends
 from policy.choices import Agreement, DecisionOutcome, DecisionSource, Role
 from policy.models import Cluster, PlacementDecision
 from policy.params import parse_id
@@ -22,16 +23,20 @@ from policy.snapshot_chains import materialize
 from policy.snapshots import summarize
 from policy.ui import charts
 from policy.ui import dashboard as board
+from policy.ui import trends as trend_ui
 from policy.ui.explain import loadaware_lines, metric_line
 from policy.ui.links import edit_links
 from policy.ui.node import node_detail as present_node
 from policy.views.support import (
+    LoadAwareSource,
+    PageLoad,
     SnapshotUnreadable,
     engine_snapshot_or_notice,
     load_for_page,
     loadaware_source,
     selected_cluster,
     stored_snapshot,
+    trend_key,
 )
 
 DEFAULT_PAGE_SIZE = 50
@@ -113,6 +118,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         ],
         "charts": _charts(request, load),
         "trends": _trends(cluster),
+        "load_trends": _load_trends(cluster, source, page_load),
         "agreement": _agreement(cluster),
         "expiry": load.args.expiration_seconds,
     }
@@ -210,6 +216,17 @@ def _trends(cluster: Cluster) -> dict[str, Any]:
     return {"snapshots": len(history), "series": series, "decisions": decisions, "total": total}
 
 
+def _load_trends(cluster: Cluster, source: LoadAwareSource, page_load: PageLoad) -> dict[str, Any]:
+    """Utilization and "filtered now" over the newest snapshots (their stored aggregates;
+    the snapshot shown is recorded from the load in hand if it is not yet)."""
+    points = trends.points(cluster, trend_key(source), shown=(page_load.shown, page_load.load))
+    return {
+        "points": points,
+        "charts": trend_ui.cluster_charts(points, page_load.load.args.thresholds),
+        "window": trends.WINDOW,
+    }
+
+
 def _agreement(cluster: Cluster) -> list[dict[str, Any]]:
     """Per profile, how often the engine agreed with the cluster's scheduler over the last
     TREND_DAYS days: the rate, and the daily rate as a sparkline."""
@@ -290,6 +307,7 @@ def node_detail(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     if detail is None:
         raise Http404(f"Snapshot {stored.pk} of {cluster.name} has no node {name!r}.")
     latest = cluster.latest_snapshot()
+    node_points = trends.node_points(cluster, name, trend_key(source))
     context = {
         "cluster": cluster,
         "snapshot": stored,
@@ -302,6 +320,8 @@ def node_detail(request: HttpRequest, pk: int, name: str) -> HttpResponse:
         "can_edit": can_edit_policy(request.user),
         "edit_links": edit_links(cluster) if can_edit_policy(request.user) else [],
         "threshold_policy": _threshold_policy(cluster, stored, name),
+        "trend_points": node_points,
+        "trend": trend_ui.node_chart(name, node_points),
         "recent_decisions": PlacementDecision.objects.filter(
             cluster=cluster, selected_node=name
         ).defer("explanation_data", "pod")[:10],

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
-from policy import evaluation, prepared
+from policy import evaluation, prepared, trends
 from policy.caching import BuildCache
 from policy.choices import ClusterKind
 from policy.engine import (
@@ -168,6 +168,11 @@ def _prepared_key(source: LoadAwareSource) -> str:
     return f"{source.digest}:{source.profile or ''}"
 
 
+def trend_key(source: LoadAwareSource) -> str:
+    """The configuration key the snapshot trends are recorded under (as prepared views)."""
+    return _prepared_key(source)
+
+
 def prepare_views(stored: ClusterSnapshot) -> bool:
     """Build and store what the pages need of ``stored`` (the worker, once a snapshot is
     stored or the configuration changed): the dashboard's load for the cluster's LoadAware
@@ -184,6 +189,7 @@ def prepare_views(stored: ClusterSnapshot) -> bool:
         return False
     prepared.save(stored, prepared.LOAD, key, prepared.encode_load(load))
     prepared.save(stored, prepared.PENDING, "", pending)
+    trends.record(stored, key, load)
     _loads.get_or_build(_load_key(stored, source), lambda: load)
     return True
 
