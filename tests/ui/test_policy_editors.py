@@ -157,3 +157,74 @@ def test_viewer_sees_no_edit_controls(
     assert page.get_by_role("button", name=re.compile("^Revert")).count() == 0
     response = page.goto(f"{live_server.url}/policies/loadaware/{loadaware.pk}/edit/")
     assert response is not None and response.status == 403
+
+
+def test_two_editors_change_the_same_args(
+    page: Any,
+    browser: Any,
+    live_server: Any,
+    loadaware: LoadAwareSchedulingArgs,
+    screenshot: Shot,
+) -> None:
+    """Eddie and Erin edit the same LoadAware args at once: Erin saves first. Eddie's Preview
+    shows her change merged into his form (different fields) and it stays until he saves both;
+    when both change the thresholds, Eddie sees the two values side by side and must choose."""
+    make_user("eddie", "editor")
+    make_user("erin", "editor")
+    log_in(page, live_server, "eddie")
+    other = browser.new_context(viewport={"width": 1366, "height": 850})
+    erin = other.new_page()
+    try:
+        log_in(erin, live_server, "erin")
+        edit_url = f"{live_server.url}/policies/loadaware/{loadaware.pk}/edit/"
+        weight = re.compile(r"^Dominant resource weight")
+        thresholds = "Usage thresholds (usageThresholds)"
+
+        # Different fields: merged, confirmed, both saved.
+        page.goto(edit_url)
+        erin.goto(edit_url)
+        erin.get_by_label(weight).fill("7")
+        erin.get_by_role("button", name="Save").click()
+        erin.get_by_text("Saved LoadAware args").wait_for()
+        page.get_by_label(thresholds).fill("cpu: 60\nmemory: 90")
+        page.get_by_role("button", name="Preview").click()
+        notice = page.locator("#conflict")
+        assert notice.is_visible() and "by erin" in notice.inner_text()
+        rows = notice.locator("table.merge-summary tbody tr")
+        assert rows.filter(has_text="their change").filter(has_text="7").count() == 1
+        assert rows.filter(has_text="your input").filter(has_text="cpu: 60").count() == 1
+        assert page.get_by_label(weight).input_value() == "7"
+        assert page.get_by_label(thresholds).input_value() == "cpu: 60\nmemory: 90"
+        screenshot(page, "policy-merge-different-fields")
+        assert LoadAwareSchedulingArgs.objects.get().version == 2
+        page.get_by_role("button", name="Preview").click()
+        assert page.locator("#preview").is_visible()
+        assert page.locator("#conflict").is_visible()  # the notice stays until saved
+        page.get_by_role("button", name="Save merged version").click()
+        page.get_by_text("Saved LoadAware args").wait_for()
+        args = LoadAwareSchedulingArgs.objects.get()
+        assert args.version == 3 and args.dominant_resource_weight == 7
+        assert args.usage_thresholds == {"cpu": 60, "memory": 90}
+
+        # The same field: both values side by side, a choice is needed.
+        page.goto(edit_url)
+        erin.goto(edit_url)
+        erin.get_by_label(thresholds).fill("cpu: 50\nmemory: 90")
+        erin.get_by_role("button", name="Save").click()
+        erin.get_by_text("Saved LoadAware args").wait_for()
+        page.get_by_label(thresholds).fill("cpu: 65\nmemory: 90")
+        page.get_by_role("button", name="Save").click()
+        choices = page.locator("#merge-choices")
+        assert choices.is_visible()
+        assert "cpu: 50" in choices.inner_text() and "cpu: 65" in choices.inner_text()
+        screenshot(page, "policy-merge-same-field")
+        page.get_by_role("button", name="Save merged version").click()
+        assert page.locator("#merge-choices").is_visible()  # not chosen: nothing saved
+        assert LoadAwareSchedulingArgs.objects.get().version == 4
+        page.get_by_role("radio", name=re.compile(r"^Yours")).check()
+        page.get_by_role("button", name="Save merged version").click()
+        page.get_by_text("Saved LoadAware args").wait_for()
+        args = LoadAwareSchedulingArgs.objects.get()
+        assert args.version == 5 and args.usage_thresholds == {"cpu": 65, "memory": 90}
+    finally:
+        other.close()
