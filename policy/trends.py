@@ -201,6 +201,20 @@ class NodePoint:
     memory_threshold: int | None
 
 
+def _node_entry(data: bytes, name: str) -> list[int | None] | None:
+    """Node ``name``'s entry of a per-node map as ``record`` writes it (compact JSON whose
+    values are flat lists of numbers), without parsing the other 4,999 nodes' entries."""
+    key = json.dumps(name).encode() + b":["
+    for opening in (b"{", b","):
+        start = data.find(opening + key)
+        if start >= 0:
+            start += len(opening) + len(key) - 1
+            end = data.find(b"]", start)
+            entry: list[int | None] = json.loads(data[start : end + 1])
+            return entry
+    return None
+
+
 def node_points(cluster: Cluster, name: str, key: str, *, window: int = WINDOW) -> list[NodePoint]:
     """Node ``name``'s load over the cluster's newest ``window`` snapshots, oldest first
     (snapshots the node was not part of are left out)."""
@@ -221,7 +235,7 @@ def node_points(cluster: Cluster, name: str, key: str, *, window: int = WINDOW) 
         row = chosen.get(snapshot["id"])
         if row is None or row["id"] not in blobs:
             continue
-        loads = json.loads(zlib.decompress(bytes(blobs[row["id"]]))).get(name)
+        loads = _node_entry(zlib.decompress(bytes(blobs[row["id"]])), name)
         if loads is None:
             continue
         out.append(NodePoint(snapshot["id"], snapshot["taken_at"], *loads))

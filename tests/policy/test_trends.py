@@ -4,6 +4,7 @@ rebuilding or materializing any snapshot, bounded to the newest WINDOW snapshots
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -181,3 +182,12 @@ def test_one_snapshot_has_no_trend_yet(client: Client, viewer: User, demo_snapsh
     assert response.context["load_trends"]["charts"] == []
     assert "Utilization trends appear once two snapshots" in response.content.decode()
     assert SnapshotTrend.objects.filter(snapshot=demo_snapshot).count() == 1  # recorded
+
+
+def test_a_nodes_entry_is_found_without_parsing_the_others() -> None:
+    per_node = {"xa-1": [1, 2, 3, 4], "a-1": [5, None, 7, 0], 'q"uote': [9, 9, 9, 9]}
+    data = json.dumps(per_node, separators=(",", ":")).encode()
+    assert trends._node_entry(data, "a-1") == [5, None, 7, 0]
+    assert trends._node_entry(data, "xa-1") == [1, 2, 3, 4]
+    assert trends._node_entry(data, 'q"uote') == [9, 9, 9, 9]
+    assert trends._node_entry(data, "a") is None
