@@ -114,13 +114,27 @@ def _window(cluster: Cluster, window: int) -> list[Any]:
     )
 
 
+def _profile(key: str) -> str:
+    return key.rpartition(":")[2]
+
+
 def _pick(rows: Iterable[Any], key: str) -> dict[int, dict[str, Any]]:
-    """Per snapshot, its row for ``key``, else the one it was prepared with most recently."""
+    """Per snapshot, its row for ``key``, else the newest one for the same profile under an
+    earlier configuration (what was in force when it was prepared), else one made without a
+    LoadAware profile; never another profile's."""
+    profile = _profile(key)
     chosen: dict[int, dict[str, Any]] = {}
     for row in rows:
+        theirs = _profile(row["key"])
+        if theirs and theirs != profile:
+            continue
         held = chosen.get(row["snapshot_id"])
-        rank = (row["key"] == key, row["id"])
-        if held is None or rank > (held["key"] == key, held["id"]):
+        rank = (row["key"] == key, theirs == profile, row["id"])
+        if held is None or rank > (
+            held["key"] == key,
+            _profile(held["key"]) == profile,
+            held["id"],
+        ):
             chosen[row["snapshot_id"]] = row
     return chosen
 

@@ -191,3 +191,16 @@ def test_a_nodes_entry_is_found_without_parsing_the_others() -> None:
     assert trends._node_entry(data, "xa-1") == [1, 2, 3, 4]
     assert trends._node_entry(data, 'q"uote') == [9, 9, 9, 9]
     assert trends._node_entry(data, "a") is None
+
+
+def test_rows_of_another_profile_are_not_mixed_in() -> None:
+    rows = [
+        {"id": 1, "snapshot_id": 1, "key": "old:default-scheduler"},
+        {"id": 2, "snapshot_id": 1, "key": "new:batch-scheduler"},
+        {"id": 3, "snapshot_id": 2, "key": "defaults:"},
+        {"id": 4, "snapshot_id": 3, "key": "new:default-scheduler"},
+        {"id": 5, "snapshot_id": 3, "key": "defaults:"},
+        {"id": 6, "snapshot_id": 4, "key": "new:batch-scheduler"},
+    ]
+    chosen = trends._pick(rows, "new:default-scheduler")
+    assert {k: v["id"] for k, v in chosen.items()} == {1: 1, 2: 3, 3: 4}
