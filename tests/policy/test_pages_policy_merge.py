@@ -194,3 +194,81 @@ def test_another_change_after_the_merge_is_merged_again(
     assert saved.version == 4 and saved.dominant_resource_weight == 7
     assert saved.score_according_prod_usage is True
     assert saved.usage_thresholds == {"cpu": 60, "memory": 90}
+
+
+def test_threshold_policy_checkbox_and_time_window_are_merged(
+    client: Client, editor: User, operator: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    policy = policies.NodeThresholdPolicyService().create(
+        {
+            "cluster": demo_snapshot.cluster,
+            "name": "hot-nodes",
+            "node_selector": {},
+            "usage_thresholds": {"cpu": 50},
+            "priority": 10,
+        },
+        SYSTEM,
+    )
+    client.force_login(editor)
+    url = f"/policies/thresholds/{policy.pk}/edit/"
+    response = client.get(url)
+    form = response.context["form"]
+    data = {
+        name: str(form[name].value() or "")
+        for name in form.fields
+        if name not in ("enabled", "node_selector")
+    }
+    data |= {"enabled": "on", "node_selector": "{}", "base_version": "1"}
+    policies.NodeThresholdPolicyService().update(
+        policy.pk,
+        {"enabled": False, "active_from": "22:00", "active_until": "06:00"},
+        ChangeContext(user=operator, source=ChangeSource.API),
+        expected_version=1,
+    )
+    response = client.post(url, data | {"priority": "20", "save": "1"})
+    assert response.status_code == 409
+    merge = response.context["merge"]
+    assert {f.name for f in merge.theirs} == {"enabled", "active_from", "active_until"}
+    assert [f.name for f in merge.mine] == ["priority"]
+    again = reshown(response)
+    assert "enabled" not in again  # their unticked box, merged in
+    response = client.post(url, again | {"save": "1"})
+    assert response.status_code == 302
+    policy.refresh_from_db()
+    assert policy.version == 3 and policy.priority == 20 and policy.enabled is False
+    assert str(policy.active_from) == "22:00:00" and str(policy.active_until) == "06:00:00"
+
+
+def test_profile_plugins_merge_per_extension_point(
+    client: Client, editor: User, operator: User, args: LoadAwareSchedulingArgs
+) -> None:
+    profile = args.profile
+    client.force_login(editor)
+    url = f"/policies/profiles/{profile.pk}/edit/"
+    response = client.get(url)
+    form = response.context["form"]
+    data = {
+        name: "" if form[name].value() is None else str(form[name].value()) for name in form.fields
+    }
+    data["base_version"] = str(profile.version)
+    policies.ProfileService().update(
+        profile.pk,
+        {
+            "plugins": {
+                "multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}]},
+                "score": {"disabled": [{"name": "ImageLocality"}]},
+            }
+        },
+        ChangeContext(user=operator, source=ChangeSource.API),
+        expected_version=profile.version,
+    )
+    response = client.post(url, data | {"percentage_of_nodes_to_score": "40", "save": "1"})
+    assert response.status_code == 409
+    merge = response.context["merge"]
+    assert [f.name for f in merge.theirs] == ["plugins_score_disabled"]
+    assert [f.name for f in merge.mine] == ["percentage_of_nodes_to_score"]
+    response = client.post(url, reshown(response) | {"save": "1"})
+    assert response.status_code == 302, response.context["errors"]
+    profile.refresh_from_db()
+    assert profile.percentage_of_nodes_to_score == 40
+    assert profile.plugins["score"] == {"disabled": [{"name": "ImageLocality"}]}
