@@ -200,6 +200,7 @@ def test_two_editors_change_the_same_args(
         page.get_by_role("button", name="Preview").click()
         assert page.locator("#preview").is_visible()
         assert page.locator("#conflict").is_visible()  # the notice stays until saved
+        screenshot(page, "policy-merge-preview")
         page.get_by_role("button", name="Save merged version").click()
         page.get_by_text("Saved LoadAware args").wait_for()
         args = LoadAwareSchedulingArgs.objects.get()
