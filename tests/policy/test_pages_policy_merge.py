@@ -10,10 +10,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy.choices import ChangeSource
-from policy.models import ClusterSnapshot, LoadAwareSchedulingArgs
-from policy.services import policies
-from policy.services.changes import ChangeContext
+from policy.accounts.changes import ChangeContext
+from policy.clusters.models import ClusterSnapshot
+from policy.core.choices import ChangeSource
+from policy.policies import services as policies
+from policy.policies.models import LoadAwareSchedulingArgs
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Trends over the snapshot history (policy.trends): each snapshot's load summed up once into
+"""Trends over the snapshot history (policy.web.trends): each snapshot's load summed up once into
 a SnapshotTrend row, read back for the dashboard's and the node page's charts without
 rebuilding or materializing any snapshot, bounded to the newest WINDOW snapshots."""
 
@@ -13,11 +13,12 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy import trends
-from policy.models import ClusterSnapshot, PreparedView, SnapshotTrend
-from policy.services import load_demo_cluster
-from policy.ui.loadaware import ArgsInfo, ClusterLoad, NodeLoad, Usage
-from policy.views import support
+from policy.clusters.models import ClusterSnapshot
+from policy.clusters.services import load_demo_cluster
+from policy.web import pages as support
+from policy.web import trends
+from policy.web.models import PreparedView, SnapshotTrend
+from policy.web.presenters.loadaware import ArgsInfo, ClusterLoad, NodeLoad, Usage
 from tests.conftest import NOW
 
 
@@ -115,7 +116,7 @@ def test_a_trend_is_bounded_and_never_materializes(
     def refuse(*args: Any) -> Any:
         raise AssertionError("a trend materialized a snapshot")
 
-    monkeypatch.setattr("policy.snapshot_chains.materialize", refuse)
+    monkeypatch.setattr("policy.clusters.snapshot_chains.materialize", refuse)
     monkeypatch.setattr(support, "engine_snapshot", refuse)
     newest = history[-1]
     points = trends.points(newest.cluster, key_of(newest), window=3)

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from policy.engine import clear_caches as clear_engine_caches
-from policy.models import SnapshotTrend
-from policy.services import load_demo_cluster, seed_demo_policies
-from policy.views.support import clear_caches as clear_page_caches
+from policy.clusters.engine import clear_caches as clear_engine_caches
+from policy.clusters.services import load_demo_cluster
+from policy.policies.demo import seed_demo_policies
+from policy.web.models import SnapshotTrend
+from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.ui.conftest import SCREENSHOTS
 from tests.ui.session import log_in
