@@ -396,16 +396,17 @@ class PolicyForm(forms.Form):
     def resource_warnings(self) -> dict[str, list[tuple[str, str]]]:
         """Per resource map field, (resource, message) for each resource of its valid value that
         no node of the cluster's newest snapshot reports: accepted, but never used (often a
-        typo, such as ``cpuu``, which also drops the defaults' cpu entry)."""
-        cleaned = getattr(self, "cleaned_data", None)
+        typo, such as ``cpuu``, which also drops the defaults' cpu entry). Unbound: of the
+        stored values (an edit page shows them at once)."""
+        cleaned = getattr(self, "cleaned_data", None) if self.is_bound else self.initial
         if self.reported is None or not cleaned:
             return {}
         out: dict[str, list[tuple[str, str]]] = {}
         fields: Any = self.fields
         for name, field in fields.items():
-            value: dict[str, Any] = (
-                cleaned.get(name) if isinstance(field, ResourceMapField) else None
-            ) or {}
+            value = cleaned.get(name) if isinstance(field, ResourceMapField) else None
+            if not isinstance(value, dict):
+                continue
             for resource in value:
                 if resource in self.reported:
                     continue

@@ -695,7 +695,10 @@ def test_a_threshold_no_node_has_is_warned_about_on_preview_and_save(
     assert response.status_code == 200
     shown = [str(message) for message in response.context["messages"]]
     assert expected in shown, shown
-    assert NodeThresholdPolicy.objects.get().usage_thresholds == {"cpuu": 70}
+    policy = NodeThresholdPolicy.objects.get()
+    assert policy.usage_thresholds == {"cpuu": 70}
+    page = client.get(f"/policies/thresholds/{policy.pk}/edit/")  # and when edited again
+    assert 'id="id_usage_thresholds_0_warnings"' in html_of(page)
 
 
 def test_known_resources_are_offered_and_not_warned_about(

@@ -200,6 +200,20 @@ def test_warnings_name_what_each_map_replaces() -> None:
     ]
 
 
+def test_an_edit_page_warns_about_the_stored_map_at_once() -> None:
+    form = pf.NodeThresholdPolicyForm(
+        initial={"usage_thresholds": {"cpu": 60, "gpuu": 5}}, resources=NODES_REPORT
+    )
+    [(resource, message)] = form.resource_warnings()["usage_thresholds"]
+    assert resource == "gpuu"
+    assert message == (
+        "Usage thresholds: no node of the newest snapshot reports 'gpuu' (a typo?), so this "
+        "entry is never used. A non-empty map replaces the LoadAware args' map: with no memory "
+        "entry here, the memory check would be off."
+    )
+    assert [bool(r.warnings) for r in form["usage_thresholds"].rows[:2]] == [False, True]
+
+
 def test_without_the_clusters_resources_nothing_is_warned_about() -> None:
     form = threshold_form(resources=None, usage_thresholds=[("cpuu", "70")])
     assert form.is_valid()
