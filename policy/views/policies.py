@@ -377,7 +377,8 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         "sync_status": sync_status.status_of(obj, cluster) if obj is not None else None,
     }
     status = 200
-    resources = pf.reported_resources(cluster)  # the rows' picker; unreported ones are warned
+    # For resource maps: the rows' picker offers these, and others are warned about.
+    resources = pf.reported_resources(cluster) if editor.form.has_resource_maps() else None
     if request.method == "POST":
         form = editor.form(request.POST, resources=resources)
         if obj is not None and form.is_valid() and form.cleaned_data.get("version") is None:

@@ -283,15 +283,14 @@ class ResourceMapField(YAMLField):
             data, problems = parse_rows(value)
             if problems:
                 raise forms.ValidationError([m for i in sorted(problems) for m in problems[i]])
+            if not data:
+                return None
         else:
             data = super().to_python(value)
-        if not data:
-            return None
+            if data is None:
+                return None
         resource_map_validator(data)  # its ValidationError is the form field's error
         return dict(data)
-
-    def bound_data(self, data: Any, initial: Any) -> Any:
-        return initial if self.disabled else data
 
 
 class LinesField(forms.CharField):
@@ -422,6 +421,10 @@ class PolicyForm(forms.Form):
                     message += "."
                 out.setdefault(name, []).append((resource, message))
         return out
+
+    @classmethod
+    def has_resource_maps(cls) -> bool:
+        return any(isinstance(field, ResourceMapField) for field in cls.base_fields.values())
 
     def warning_messages(self) -> list[str]:
         return [message for items in self.resource_warnings().values() for _, message in items]

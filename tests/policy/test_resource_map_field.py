@@ -64,6 +64,12 @@ def test_yaml_text_from_a_script_gives_the_same_dict_as_rows() -> None:
     assert text.cleaned_data["usage_thresholds"] == by_rows.cleaned_data["usage_thresholds"]
 
 
+def test_yaml_text_keeps_an_explicit_empty_map() -> None:
+    form = threshold_form(usage_thresholds="{}")
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["usage_thresholds"] == {}
+
+
 # -- errors on the row at fault -----------------------------------------------------------------
 
 
