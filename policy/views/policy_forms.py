@@ -237,6 +237,19 @@ class ResourceMapBoundField(forms.BoundField):
         return self._rows()[0]
 
     @property
+    def id_for_label(self) -> str:
+        """Where the error summary links: the first faulty row's number (its name, if that is
+        what is wrong), else the rows' fieldset."""
+        for row in self.rows:
+            if row.errors:
+                try:
+                    resource_map_validator({row.resource.strip(): 0})
+                except forms.ValidationError:
+                    return f"{self.auto_id}_{row.index}_resource"
+                return f"{self.auto_id}_{row.index}_value"
+        return str(self.auto_id)
+
+    @property
     def field_errors(self) -> list[str]:
         """Errors that name no row (shown under the field)."""
         return self._rows()[1]

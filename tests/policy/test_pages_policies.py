@@ -176,7 +176,7 @@ def test_invalid_threshold_is_shown_inline_with_koordinators_rule(
     ]
     html = html_of(response)
     assert "<title>Error: Edit LoadAware args" in html
-    assert 'href="#id_usage_thresholds"' in html  # the error summary links to the field
+    assert 'href="#id_usage_thresholds_0_value"' in html  # the summary links to the cpu row
     assert 'aria-invalid="true"' in html
     assert 'value="cpu"' in html and 'value="150"' in html  # input kept
     # The error is on the cpu row (its inputs point at it), not repeated on the field.

@@ -107,6 +107,8 @@ def test_a_bad_row_is_an_error_on_that_row(
     assert [r.errors for r in bound.rows][row] == [error]
     assert sum(len(r.errors) for r in bound.rows) == 1
     assert bound.field_errors == []  # said on the row, not again on the field
+    part = "resource" if "name" in message or message.startswith("Row 1: give") else "value"
+    assert bound.id_for_label == f"id_usage_thresholds_{row}_{part}"  # the summary's link
     assert [(r.resource, r.value) for r in bound.rows[: len(pairs)]] == [
         (name.strip(), value) for name, value in pairs
     ]  # the input is kept
@@ -131,6 +133,7 @@ def test_too_many_resources_is_the_validators_rule_on_the_field() -> None:
     assert not form.is_valid()
     assert form.errors["usage_thresholds"] == ["At most 64 resources."]
     assert form["usage_thresholds"].field_errors == ["At most 64 resources."]
+    assert form["usage_thresholds"].id_for_label == "id_usage_thresholds"
 
 
 def test_yaml_errors_stay_on_the_field() -> None:

@@ -92,7 +92,7 @@ def test_editor_fixes_an_invalid_threshold_previews_and_saves(
     assert page.locator("#id_usage_thresholds_0_errors").inner_text().strip() == rule
     assert percent.get_attribute("aria-describedby") == "id_usage_thresholds_0_errors"
     summary.get_by_role("link").first.click()
-    page.wait_for_url(re.compile(r"#id_usage_thresholds$"))
+    assert page.evaluate("document.activeElement.id") == "id_usage_thresholds_0_value"
     screenshot(page, "policy-editor-loadaware-error")
     assert LoadAwareSchedulingArgs.objects.get().usage_thresholds == {"cpu": 45, "memory": 90}
 
