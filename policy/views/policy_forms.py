@@ -89,9 +89,8 @@ CORE_PICKS = ("cpu", "memory", "ephemeral-storage")
 _INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
 _TOKEN = re.compile(r"[^\s:,;'\"()\[\]{}]+")
 
-# Fields whose non-empty map replaces a default map (thresholds: every resource missing from
-# the map is not checked; weights: not scored). Estimated scaling factors are merged instead.
-REPLACING_MAPS = {
+# What leaving cpu or memory out of a map that replaces another one means.
+LEFT_OUT = {
     "usage_thresholds": "the {} check would be off",
     "prod_usage_thresholds": "the {} check would be off",
     "aggregated_usage_thresholds": "the {} check would be off",
@@ -357,8 +356,9 @@ class PolicyForm(forms.Form):
 
     version = forms.IntegerField(required=False, widget=forms.HiddenInput, min_value=1)
 
-    # What a non-empty resource map replaces (the warning about unreported resources says so).
-    replaced: ClassVar[str] = "the defaults"
+    # Resource map fields whose non-empty value replaces another map (not merged with it):
+    # what it replaces. The warning about unreported resources says so.
+    replaces: ClassVar[dict[str, str]] = {}
 
     def __init__(
         self,
@@ -426,11 +426,13 @@ class PolicyForm(forms.Form):
                     f"{self[name].label}: no node of the newest snapshot reports {resource!r} "
                     "(a typo?), so this entry is never used."
                 )
-                if off := REPLACING_MAPS.get(name):
+                if replaced := self.replaces.get(name):
                     missing = " and ".join(r for r in ("cpu", "memory") if r not in value)
-                    message += f" A non-empty map replaces {self.replaced}"
-                    if missing:
-                        message += f": with no {missing} entry here, {off.format(missing)}"
+                    message += f" A non-empty map replaces {replaced}"
+                    if missing and name in LEFT_OUT:
+                        message += (
+                            f": with no {missing} entry here, {LEFT_OUT[name].format(missing)}"
+                        )
                     message += "."
                 out.setdefault(name, []).append((resource, message))
         return out
@@ -612,6 +614,8 @@ class LoadAwareArgsForm(PolicyForm):
 
     model = LoadAwareSchedulingArgs
     v1_names = _LOADAWARE_V1
+    # Estimated scaling factors are merged with the defaults; the other maps have none.
+    replaces = dict.fromkeys(["usage_thresholds", "resource_weights"], "the defaults")
     fieldsets = [
         (
             "Filter: usage thresholds",
@@ -694,7 +698,10 @@ class LoadAwareArgsForm(PolicyForm):
 
 class NodeThresholdPolicyForm(PolicyForm):
     model = NodeThresholdPolicy
-    replaced = "the LoadAware args' map"
+    replaces = dict.fromkeys(
+        ["usage_thresholds", "prod_usage_thresholds", "aggregated_usage_thresholds"],
+        "the LoadAware args' map",
+    )
     fieldsets = [
         ("Policy", ["name", "description", "enabled", "priority"]),
         ("Target nodes (names or a label selector, not both)", ["node_names", "node_selector"]),

@@ -195,11 +195,19 @@ def test_warnings_name_what_each_map_replaces() -> None:
         {
             **rows("resource_weights", ("cpu", "1"), ("memry", "1")),
             **rows("estimated_scaling_factors", ("gpu", "80")),
+            **rows("usage_thresholds", ("cpuu", "65"), ("memory", "95")),
+            **rows("prod_usage_thresholds", ("cpu", "60"), ("memroy", "80")),
         },
         resources=NODES_REPORT,
     )
     assert form.is_valid(), form.errors
     assert form.warning_messages() == [
+        "Usage thresholds (usageThresholds): no node of the newest snapshot reports 'cpuu' "
+        "(a typo?), so this entry is never used. A non-empty map replaces the defaults: with "
+        "no cpu entry here, the cpu check would be off.",
+        # LoadAware has no default prod thresholds: nothing is replaced.
+        "Prod usage thresholds (prodUsageThresholds): no node of the newest snapshot reports "
+        "'memroy' (a typo?), so this entry is never used.",
         "Resource weights (resourceWeights): no node of the newest snapshot reports 'memry' "
         "(a typo?), so this entry is never used. A non-empty map replaces the defaults: with "
         "no memory entry here, memory would not be scored.",
