@@ -232,6 +232,9 @@ def test_threshold_rows_are_filled_with_the_picker_and_a_typo_is_warned_about(
     page.goto(f"{live_server.url}/policies/thresholds/{saved.pk}/edit/")
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     screenshot(page, "phone-policy-editor-threshold-rows")
+    page.goto(f"{live_server.url}/policies/loadaware/{loadaware.pk}/edit/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    screenshot(page, "phone-policy-editor-loadaware-rows")
 
 
 def test_rows_work_without_javascript(
