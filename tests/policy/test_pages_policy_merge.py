@@ -61,9 +61,13 @@ def opened(client: Client, args: LoadAwareSchedulingArgs) -> dict[str, str]:
     return out
 
 
-def reshown(response: Any) -> dict[str, str]:
+def reshown(response: Any) -> dict[str, Any]:
     """The re-shown form's data as the browser posts it next (with its hidden fields)."""
-    data = {k: v for k, v in response.context["form"].data.items() if k not in ("save", "preview")}
+    data = {
+        k: v if len(v) > 1 else v[0]
+        for k, v in response.context["form"].data.lists()
+        if k not in ("save", "preview")
+    }
     merge = response.context.get("merge")
     if merge is not None:
         data["merged_version"] = str(merge.version)
@@ -273,3 +277,28 @@ def test_profile_plugins_merge_per_extension_point(
     profile.refresh_from_db()
     assert profile.percentage_of_nodes_to_score == 40
     assert profile.plugins["score"] == {"disabled": [{"name": "ImageLocality"}]}
+
+
+def test_their_resource_map_is_merged_into_the_rows(
+    client: Client, editor: User, operator: User, args: LoadAwareSchedulingArgs
+) -> None:
+    """The editor posts maps as rows of a resource and a value: their map comes back as rows."""
+    client.force_login(editor)
+    data: dict[str, Any] = opened(client, args)
+    del data["usage_thresholds"]
+    data |= {"usage_thresholds-resource": ["cpu", "memory", ""]}
+    data |= {"usage_thresholds-value": ["45", "90", ""]}
+    their_change(args, operator, usage_thresholds={"cpu": 55, "memory": 80})
+    url = f"/policies/loadaware/{args.pk}/edit/"
+    response = client.post(url, data | {"dominant_resource_weight": "4", "save": "1"})
+    assert response.status_code == 409
+    merge = response.context["merge"]
+    assert [f.name for f in merge.theirs] == ["usage_thresholds"]
+    assert merge.theirs[0].theirs == "cpu: 55\nmemory: 80"
+    rows = response.context["form"]["usage_thresholds"].rows
+    assert [(r.resource, r.value) for r in rows if r.resource] == [("cpu", "55"), ("memory", "80")]
+    response = client.post(url, reshown(response) | {"save": "1"})
+    assert response.status_code == 302
+    saved = current()
+    assert saved.usage_thresholds == {"cpu": 55, "memory": 80}
+    assert saved.dominant_resource_weight == 4

@@ -380,9 +380,11 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         "sync_status": sync_status.status_of(obj, cluster) if obj is not None else None,
     }
     status = 200
+    # For resource maps: the rows' picker offers these, and others are warned about.
+    resources = pf.reported_resources(cluster) if editor.form.has_resource_maps() else None
     context["base_version"] = obj.version if obj is not None else None
     if request.method == "POST":
-        form = editor.form(request.POST)
+        form = editor.form(request.POST, resources=resources)
         if obj is not None and form.is_valid() and form.cleaned_data.get("version") is None:
             form.add_error(None, VERSION_MISSING)  # without it, another's change is not seen
         base = merging.base_version(request.POST) if obj is not None else None
@@ -392,7 +394,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
                 # Someone saved since this editor was opened: never save over it unseen.
                 context["conflict"] = _conflict(obj)
                 if form.is_valid():
-                    form = _merged(context, editor, obj, base, request.POST, form)
+                    form = _merged(context, editor, obj, base, request.POST, form, resources)
                     if not context["merge"].ready:
                         status = 409
         if status != 409 and form.is_valid():
@@ -408,15 +410,15 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
             try:
                 if "preview" in request.POST:
                     context["preview"] = _dry_run(editor, cluster, call)
+                    context["warnings"] = form.warning_messages()
                 else:
                     saved = call()
                     messages.success(
                         request,
                         f"Saved {editor.label(saved)} as version {saved.version}.",
                     )
-                    if isinstance(saved, NodeThresholdPolicy):
-                        for warning in rendering.threshold_warnings(saved):
-                            messages.warning(request, warning)
+                    for warning in form.warning_messages():
+                        messages.warning(request, warning)
                     return redirect(detail_url(editor, saved))
             except policies.PolicyInvalid as exc:
                 _put_errors(form, editor, exc, obj.pk if obj else None)
@@ -424,7 +426,9 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
             except policies.PreconditionFailed:
                 current = editor.model._default_manager.get(pk=obj.pk)
                 context["conflict"] = _conflict(current)
-                form = _merged(context, editor, current, base or obj.version, request.POST, form)
+                form = _merged(
+                    context, editor, current, base or obj.version, request.POST, form, resources
+                )
                 status = 409
             except ObjectDoesNotExist:
                 context["gone"] = True
@@ -432,7 +436,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         elif status != 409:
             status = 400
     else:
-        form = editor.form(instance=obj) if obj is not None else editor.form()
+        form = editor.form(instance=obj, resources=resources)
     context["form"] = form
     context["errors"] = _error_summary(form)
     defaults: dict[str, str] = getattr(form, "defaults", {})
@@ -456,12 +460,13 @@ def _merged(
     base: int,
     post: Any,
     form: pf.PolicyForm,
+    resources: list[str] | None,
 ) -> pf.PolicyForm:
     """The form with the change that made ``base`` stale merged in (``context["merge"]``
     says what came from whom and which fields both changed)."""
     merge = merging.merge(editor.form, current, base, post, form)
     context["merge"] = merge
-    merged = editor.form(merge.data)
+    merged = editor.form(merge.data, resources=resources)
     merged.is_valid()
     return merged
 

@@ -103,9 +103,14 @@ def _cleaned(form_class: type[pf.PolicyForm], data: dict[str, Any]) -> dict[str,
     return dict(getattr(form, "cleaned_data", {}))
 
 
-def _text(bound_field: forms.Field, value: Any) -> str:
-    if isinstance(bound_field, forms.BooleanField):
+def _text(form_field: forms.Field, value: Any) -> str:
+    """A value as the form shows it (a resource map's rows or entries one per line)."""
+    if isinstance(form_field, forms.BooleanField):
         return "Yes" if value else "No"
+    if isinstance(value, dict):
+        value = "\n".join(f"{k}: {v}" for k, v in value.items())
+    elif isinstance(value, list) and all(isinstance(row, tuple) for row in value):
+        value = "\n".join(f"{k}: {v}" for k, v in value if str(k).strip() or str(v).strip())
     if value is None or value == "":
         return "(not set)"
     return str(value)
@@ -118,6 +123,11 @@ def _put(data: QueryDict, form_field: forms.Field, name: str, value: Any) -> Non
             data[name] = "on"
         else:
             data.pop(name, None)
+    elif isinstance(form_field, pf.ResourceMapField):  # its rows, as the editor posts them
+        entries = value if isinstance(value, dict) else {}
+        data.pop(name, None)
+        data.setlist(pf.RESOURCE_KEY.format(name), [str(k) for k in entries])
+        data.setlist(pf.VALUE_KEY.format(name), [str(v) for v in entries.values()])
     else:
         data[name] = "" if value is None else str(value)
 
@@ -150,7 +160,7 @@ def merge(
             label=label,
             base=_text(form_field, base_data.get(name)) if base_data is not None else None,
             theirs=_text(form_field, theirs_data.get(name)),
-            mine=_text(form_field, post.get(name)),
+            mine=_text(form_field, mine[name].value()),
             choice=str(post.get(f"{CHOICE_PREFIX}{name}") or ""),
         )
         if mine_value == theirs_value:
