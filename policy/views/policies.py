@@ -66,13 +66,29 @@ class Editor:
         return self.label(obj)
 
     def label(self, obj: Any) -> str:
+        """The object's name as a title starts with it (capitalised)."""
+        text = self.phrase(obj)
+        return text[:1].upper() + text[1:]
+
+    def phrase(self, obj: Any) -> str:
+        """The object's name inside a sentence: "scheduler configuration of cluster staging",
+        "profile batch", "LoadAware args of profile batch"."""
         if isinstance(obj, SchedulerConfiguration):
-            return f"Scheduler configuration of {obj.cluster.name}"
+            return f"scheduler configuration of cluster {obj.cluster.name}"
         if isinstance(obj, SchedulerProfile):
-            return f"Profile {obj}"
+            return f"profile {obj}"
         if isinstance(obj, LoadAwareSchedulingArgs):
             return f"LoadAware args of profile {obj.profile}"
-        return f"{self.noun.capitalize()} {obj}"
+        return f"{self.noun} {obj}"
+
+    def new_title(self, parent: Any) -> str:
+        """ "New profile in scheduler configuration of cluster staging", "New node threshold
+        policy of cluster staging", "New LoadAware args for profile batch"."""
+        if isinstance(parent, Cluster):
+            return f"New {self.noun} of cluster {parent.name}"
+        if isinstance(parent, SchedulerProfile):
+            return f"New {self.noun} for profile {parent}"
+        return f"New {self.noun} in {self.phrase(parent)}"
 
 
 def _config_cluster(configuration: SchedulerConfiguration) -> Cluster:
@@ -370,9 +386,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         "parent": parent,
         "obj_label": editor.short_label(obj) if obj is not None else "",
         "cluster": cluster,
-        "title": f"Edit {editor.label(obj)}"
-        if obj
-        else f"New {editor.noun} ({editor.parent_field} {parent})",
+        "title": f"Edit {editor.phrase(obj)}" if obj else editor.new_title(parent),
         "help": ui.proposal_help() if editor.slug == "loadaware" else {},
         "sync_status": sync_status.status_of(obj, cluster) if obj is not None else None,
     }
@@ -398,7 +412,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
                     saved = call()
                     messages.success(
                         request,
-                        f"Saved {editor.label(saved)} as version {saved.version}.",
+                        f"Saved {editor.phrase(saved)} as version {saved.version}.",
                     )
                     if isinstance(saved, NodeThresholdPolicy):
                         for warning in rendering.threshold_warnings(saved):
@@ -464,7 +478,7 @@ def policy_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     context: dict[str, Any] = {
         "editor": editor,
         "obj": obj,
-        "title": f"Delete {editor.label(obj)}",
+        "title": f"Delete {editor.phrase(obj)}",
         "obj_label": editor.short_label(obj),
         "cluster": cluster,
         "version": obj.version,
@@ -482,7 +496,7 @@ def policy_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
             context["problem"] = VERSION_MISSING
             status = 400
         elif request.method == "POST":
-            label = editor.label(obj)
+            label = editor.phrase(obj)
             call()
             messages.success(request, f"Deleted {label}.")
             return redirect(f"{reverse('policy-index')}?cluster={cluster.pk}")
@@ -515,7 +529,7 @@ def policy_history(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
         {
             "editor": editor,
             "obj": obj,
-            "title": f"History of {editor.label(obj)}",
+            "title": f"History of {editor.phrase(obj)}",
             "obj_label": editor.short_label(obj),
             "cluster": editor.cluster_of(obj),
             "entries": [ui.history_entry(change, obj.version) for change in changes],
