@@ -38,6 +38,7 @@ from policy.roles import can_edit_policy, role_required
 from policy.services import policies, rendering, sync_status
 from policy.services.changes import ChangeContext, history
 from policy.ui import policies as ui
+from policy.ui import profile_plugins
 from policy.views import policy_forms as pf
 from policy.views.support import selected_cluster
 
@@ -180,7 +181,15 @@ def detail_url(editor: Editor, obj: Any) -> str:
 # -- errors from the services onto the form ------------------------------------------------------
 
 
-def _put_errors(form: pf.PolicyForm, editor: Editor, exc: policies.PolicyInvalid, pk: Any) -> None:
+def _put_errors(
+    form: pf.PolicyForm,
+    editor: Editor,
+    exc: policies.PolicyInvalid,
+    pk: Any,
+    skip: Callable[[str, str], bool] | None = None,
+) -> None:
+    """Put the services' errors on the form's fields; a profile's plugin errors go on the
+    extension point's box they are about (``skip(box, message)``: already said there)."""
     body = located_body(
         exc.errors,
         kind=editor.service.kind,
@@ -188,17 +197,43 @@ def _put_errors(form: pf.PolicyForm, editor: Editor, exc: policies.PolicyInvalid
         changed=set(form.fields),
     )
     fields: Any = form.fields
+    boxed = _plugin_box_errors(form, editor, exc, pk)
     for key, items in body.items():
         if key == "errors":
             continue
         if key == "plugins" and isinstance(form, pf.SchedulerProfileForm):
-            form.add_error(None, [f"plugins: {m}" for m in items])
+            rest = list(items)
+            for box, message in boxed:
+                if message in rest:
+                    rest.remove(message)
+                if skip is None or not skip(box, message):
+                    form.add_error(box, form.plugin_message(box, message))
+            if rest:
+                form.add_error(None, [f"plugins: {m}" for m in rest])
         elif key != NON_FIELD and key in fields:
             form.add_error(key, list(items))
         else:
             form.add_error(
                 None, list(items) if key == NON_FIELD else [f"{key}: {m}" for m in items]
             )
+
+
+def _plugin_box_errors(
+    form: pf.PolicyForm, editor: Editor, exc: policies.PolicyInvalid, pk: Any
+) -> list[tuple[str, str]]:
+    """(box, message) of the profile's own errors under ``plugins.<point>``."""
+    if not isinstance(form, pf.SchedulerProfileForm):
+        return []
+    object_id = exc.subject_id or pk
+    out = []
+    for error in exc.errors:
+        own = error.kind == editor.service.kind and (
+            object_id is None or error.object_id in (object_id, None)
+        )
+        box = profile_plugins.box_of_path(error.field) if own and error.field else None
+        if box is not None and box in form.fields:
+            out.append((box, error.detail))
+    return out
 
 
 class _Rollback(Exception):
@@ -391,6 +426,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         "sync_status": sync_status.status_of(obj, cluster) if obj is not None else None,
     }
     status = 200
+    plugin_help: profile_plugins.PluginHelp | None = None
     if request.method == "POST":
         form = editor.form(request.POST)
         if obj is not None and form.is_valid() and form.cleaned_data.get("version") is None:
@@ -398,6 +434,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         if form.is_valid():
             values = form.values()
             expected = form.cleaned_data.get("version")
+            plugin_help = _plugin_help(editor, obj, parent, values)
             ctx = ChangeContext.from_request(request, ui=True)
 
             def call() -> Any:
@@ -419,7 +456,8 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
                             messages.warning(request, warning)
                     return redirect(detail_url(editor, saved))
             except policies.PolicyInvalid as exc:
-                _put_errors(form, editor, exc, obj.pk if obj else None)
+                skip = _registry_problems(form, plugin_help)
+                _put_errors(form, editor, exc, obj.pk if obj else None, skip)
                 status = 400
             except policies.PreconditionFailed:
                 current = editor.model._default_manager.get(pk=obj.pk)
@@ -448,8 +486,73 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         for legend, bound in form.grouped()
     ]
     if isinstance(form, pf.SchedulerProfileForm):
-        context["plugin_rows"] = form.plugin_rows()
+        if plugin_help is None:
+            typed = form.values() if form.is_bound and hasattr(form, "cleaned_data") else None
+            plugin_help = _plugin_help(editor, obj, parent, typed)
+        context["plugin_help"] = plugin_help
+        context["plugin_rows"] = _plugin_rows(form, plugin_help)
     return render(request, "policy/policies/edit.html", context, status=status)
+
+
+def _plugin_help(
+    editor: Editor, obj: Any, parent: Any, values: dict[str, Any] | None
+) -> profile_plugins.PluginHelp | None:
+    """For the profile editor: the target's plugins, the typed names' checks, the effective
+    plugins of the profile with ``values`` (None: as stored)."""
+    if editor.slug != "profiles":
+        return None
+    configuration = obj.configuration if obj is not None else parent
+    return profile_plugins.plugin_help(configuration, obj.pk if obj else None, values)
+
+
+def _registry_problems(
+    form: pf.PolicyForm, plugin_help: profile_plugins.PluginHelp | None
+) -> Callable[[str, str], bool] | None:
+    """Put the registry's findings on the boxes (they name the plugin and the target); the
+    returned test says whether an engine message repeats one of them."""
+    if plugin_help is None:
+        return None
+    for box, problems in plugin_help.problems.items():
+        if isinstance(form, pf.SchedulerProfileForm):
+            problems = [form.plugin_message(box, p, p.split(":", 1)[0]) for p in problems]
+        form.add_error(box, problems)
+
+    def said(box: str, message: str) -> bool:
+        return any(
+            f'"{problem.split(":", 1)[0]}"' in message
+            for problem in plugin_help.problems.get(box, [])
+        )
+
+    return said
+
+
+@dataclass(frozen=True)
+class PluginRow:
+    point: str
+    enabled: Any
+    disabled: Any
+    registered: list[profile_plugins.Registered]
+    enabled_notes: list[str]
+    disabled_notes: list[str]
+
+
+def _plugin_rows(
+    form: pf.SchedulerProfileForm, plugin_help: profile_plugins.PluginHelp | None
+) -> list[PluginRow]:
+    rows = []
+    for point, enabled, disabled in form.plugin_rows():
+        notes = plugin_help.notes if plugin_help else {}
+        rows.append(
+            PluginRow(
+                point,
+                enabled,
+                disabled,
+                plugin_help.registered.get(point, []) if plugin_help else [],
+                notes.get(enabled.name, []),
+                notes.get(disabled.name, []),
+            )
+        )
+    return rows
 
 
 def _error_summary(form: pf.PolicyForm) -> list[tuple[str, str, str]]:
