@@ -37,6 +37,7 @@ from scoring.errors import FieldError
 MAX_DOCUMENT = 1024 * 1024
 LOADAWARE = "LoadAwareScheduling"
 _TYPE_META = {"apiVersion", "kind"}
+UNNAMED = "default-scheduler (schedulerName not set)"
 
 
 class ImportForm(forms.Form):
@@ -182,7 +183,7 @@ def _plan(cluster: Cluster, text: str) -> ImportPlan:
             matched.add(old.pk)
         profiles.append(
             ProfilePlan(
-                scheduler_name=name or "default-scheduler",
+                scheduler_name=name or UNNAMED,
                 action="replaces" if old is not None else "new",
                 replaces_version=old.version if old is not None else None,
                 plugins=_point_summary(entry.get("plugins") or {}),
@@ -190,7 +191,7 @@ def _plan(cluster: Cluster, text: str) -> ImportPlan:
                 loadaware_args=entry.get("loadaware_args") is not None,
             )
         )
-    removed = [str(p) for p in current if p.pk not in matched]
+    removed = [p.scheduler_name or UNNAMED for p in current if p.pk not in matched]
     return ImportPlan(
         creates=existing is None,
         api_version=str(source.get("apiVersion") or ""),

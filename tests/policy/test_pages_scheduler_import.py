@@ -228,3 +228,25 @@ def test_a_file_fills_the_box(client: Client, editor: User, cluster: Any) -> Non
     assert response.status_code == 400
     assert response.context["form"].errors["upload"] == ["The file is not UTF-8 text."]
     assert response.context["form"]["document"].value() == "kept"
+
+
+def test_an_unnamed_profile_is_not_the_same_as_a_named_default_scheduler(
+    client: Client, editor: User, cluster: Any
+) -> None:
+    """As the service matches profiles (by schedulerName as stored), so does the preview."""
+    configuration = policies.SchedulerConfigurationService().create({"cluster": cluster}, SYSTEM)
+    policies.ProfileService().create({"configuration": configuration}, SYSTEM)
+    configuration.refresh_from_db()
+    client.force_login(editor)
+    response = client.post(
+        "/policies/configurations/import/",
+        {
+            "cluster": cluster.pk,
+            "document": DOCUMENT,
+            "version": configuration.version,
+            "preview": "1",
+        },
+    )
+    plan = response.context["plan"]
+    assert plan.profiles[0].action == "new"
+    assert plan.removed == ["default-scheduler (schedulerName not set)"]
