@@ -378,6 +378,7 @@ def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
             context["args"] = obj.loadaware_args
         except LoadAwareSchedulingArgs.DoesNotExist:
             context["args"] = None
+        context["plugin_help"] = profile_plugins.plugin_help(obj.configuration, obj.pk, None)
     if isinstance(obj, SchedulerConfiguration):
         context["profiles"] = list(obj.profiles.order_by("position", "id"))
     if isinstance(obj, NodeThresholdPolicy):

@@ -198,3 +198,15 @@ def test_titles_read_as_sentences(client: Client, editor: User, profile: Schedul
         assert response.status_code == 200, path
         assert f"<title>{title} · schedboard</title>" in html_of(response), path
         assert "configuration scheduler configuration" not in html_of(response)
+
+
+def test_the_profile_page_shows_its_effective_plugins(
+    client: Client, viewer: User, profile: SchedulerProfile
+) -> None:
+    client.force_login(viewer)
+    response = client.get(f"/policies/profiles/{profile.pk}/")
+    html = html_of(response)
+    assert "Checked against <strong>koord-scheduler@1.7</strong>" in html
+    assert '<h2 id="effective-h">Effective plugins</h2>' in html
+    effective = dict(response.context["plugin_help"].effective)
+    assert "LoadAwareScheduling" in [p.name for p in effective["filter"]]
