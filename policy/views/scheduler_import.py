@@ -82,7 +82,7 @@ def _line_of(text: str, path: str) -> int | None:
     text, as far down the path as the text goes."""
     try:
         node: Any = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):
         return None
     if node is None:
         return None

@@ -250,3 +250,24 @@ def test_an_unnamed_profile_is_not_the_same_as_a_named_default_scheduler(
     plan = response.context["plan"]
     assert plan.profiles[0].action == "new"
     assert plan.removed == ["default-scheduler (schedulerName not set)"]
+
+
+def test_hostile_documents_are_errors_not_crashes(
+    client: Client, editor: User, cluster: Any
+) -> None:
+    client.force_login(editor)
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(8)
+    )
+    deep = "a: " + "[" * 5000 + "]" * 5000
+    for text in (bomb, deep, "\x00\x01", "---\na: 1\n---\nb: 2\n", '{"kind": 1}'):
+        response = client.post(
+            "/policies/configurations/import/",
+            {"cluster": cluster.pk, "document": text, "preview": "1"},
+        )
+        assert response.status_code == 400, text[:20]
+        assert response.context["problems"] or response.context["form"].errors
+        assert response.context["form"]["document"].value() == text
+    assert client.get("/policies/configurations/import/").status_code == 404
+    assert client.get("/policies/configurations/import/?cluster=999").status_code == 404
