@@ -236,9 +236,13 @@ def plugin_help(
     return help_
 
 
+NEW_PROFILE = "new-profile"  # the name a new profile is checked under until it has one
+
+
 def _tree_with_stored(configuration: SchedulerConfiguration, profile_id: int | None) -> Any:
-    if profile_id is None:
-        return {"plugins": {}, "scheduler_name": "", "plugin_config": []}
+    if profile_id is None:  # a new profile: the default plugins, beside the others
+        others = configuration.profiles.exists()
+        return {"plugins": {}, "scheduler_name": NEW_PROFILE if others else "", "plugin_config": []}
     profile = configuration.profiles.filter(pk=profile_id).first()
     if profile is None:
         return {"plugins": {}, "scheduler_name": "", "plugin_config": []}

@@ -210,3 +210,20 @@ def test_the_profile_page_shows_its_effective_plugins(
     assert '<h2 id="effective-h">Effective plugins</h2>' in html
     effective = dict(response.context["plugin_help"].effective)
     assert "LoadAwareScheduling" in [p.name for p in effective["filter"]]
+
+
+def test_a_new_profile_shows_the_default_plugins(
+    client: Client, editor: User, profile: SchedulerProfile
+) -> None:
+    # Beside an unnamed profile, every profile needs a name first: not valid, nothing shown.
+    client.force_login(editor)
+    response = client.get(f"/policies/profiles/new/?parent={profile.configuration.pk}")
+    assert response.context["plugin_help"].effective is None
+    assert "Not known until the configuration is valid" in html_of(response)
+    policies.ProfileService().update(
+        profile.pk, {"scheduler_name": "default-scheduler"}, SYSTEM, expected_version=1
+    )
+    response = client.get(f"/policies/profiles/new/?parent={profile.configuration.pk}")
+    effective = dict(response.context["plugin_help"].effective)
+    assert [p.name for p in effective["queueSort"]] == ["PrioritySort"]
+    assert "LoadAwareScheduling" not in [p.name for p in effective["filter"]]
