@@ -64,13 +64,14 @@ def main() -> None:
 
 
 def run(nodes: int, pods: int, repeat: int, database: Path) -> None:
-    from policy import evaluation, services
-    from policy.engine import engine_for, snapshot_for
-    from policy.models import PlacementDecision
+    from policy.clusters import services as cluster_services
+    from policy.clusters.engine import engine_for, snapshot_for
+    from policy.decisions import evaluation
+    from policy.decisions.models import PlacementDecision
     from scoring import decision_codec
 
     start = time.perf_counter()
-    stored = services.load_demo_cluster(nodes=nodes)
+    stored = cluster_services.load_demo_cluster(nodes=nodes)
     print(f"demo cluster: {stored.node_count} nodes, loaded in {time.perf_counter() - start:.1f} s")
     snapshot = snapshot_for(stored)
     engine = engine_for(EXTENDED_PROFILE)

@@ -30,9 +30,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from policy.gateway.connection import Connection
-from policy.gateway.informer import ClusterInformer
-from policy.gateway.readback import read_cluster
+from policy.clusters.gateway.connection import Connection
+from policy.clusters.gateway.informer import ClusterInformer
+from policy.clusters.gateway.readback import read_cluster
 from scoring.synthetic import generate_cluster
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -132,9 +132,10 @@ def bench_jobs(server: Any, churn: Churn, rounds: int, workdir: Path) -> None:
     logging.disable(logging.INFO)  # the job's progress lines would drown the numbers
     from django.core.management import call_command
 
-    from policy.choices import ClusterKind
-    from policy.models import Cluster, SyncJob
+    from policy.clusters.models import Cluster
+    from policy.core.choices import ClusterKind
     from policy.sync.jobs import request_refresh
+    from policy.sync.models import SyncJob
 
     call_command("migrate", verbosity=0)
     cluster = Cluster.objects.create(

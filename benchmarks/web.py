@@ -62,7 +62,7 @@ def _request(view: str) -> Any:
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from policy.models import Cluster
+    from policy.clusters.models import Cluster
 
     client = Client(HTTP_ACCEPT_ENCODING="gzip")
     client.force_login(User.objects.get(username=VIEWER))

@@ -264,13 +264,13 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SCHEMA_PATH_PREFIX": r"/api/v[0-9]+",
     "ENUM_NAME_OVERRIDES": {
-        "ChangeSourceEnum": "policy.choices.ChangeSource",
-        "DecisionSourceEnum": "policy.choices.DecisionSource",
+        "ChangeSourceEnum": "policy.core.choices.ChangeSource",
+        "DecisionSourceEnum": "policy.core.choices.DecisionSource",
         "AggregationTypeEnum": "scoring.plugins.loadaware.args.AGGREGATION_TYPES",
-        "ConfigurationSourceEnum": "policy.choices.ConfigurationSource",
-        "WhatIfStatusEnum": "policy.choices.WhatIfStatus",
-        "ConnectableKindEnum": "policy.choices.CONNECTABLE_KINDS",
-        "ClusterKindEnum": "policy.choices.ClusterKind",
+        "ConfigurationSourceEnum": "policy.core.choices.ConfigurationSource",
+        "WhatIfStatusEnum": "policy.core.choices.WhatIfStatus",
+        "ConnectableKindEnum": "policy.core.choices.CONNECTABLE_KINDS",
+        "ClusterKindEnum": "policy.core.choices.ClusterKind",
     },
 }
 

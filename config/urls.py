@@ -3,8 +3,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from policy import views
-from policy.metrics import metrics_view
+from policy.web import views
+from policy.web.metrics import metrics_view
 
 urlpatterns = [
     path("", include("policy.urls")),

@@ -2,7 +2,8 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from policy.models import ApiToken, Cluster, ClusterSnapshot
+from policy.accounts.models import ApiToken
+from policy.clusters.models import Cluster, ClusterSnapshot
 
 
 @admin.register(Cluster)

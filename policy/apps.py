@@ -8,8 +8,12 @@ class PolicyConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from policy.roles import ensure_role_groups
+        from policy.accounts.roles import ensure_role_groups
 
         post_migrate.connect(ensure_role_groups, sender=self)
-        # Registers the OpenAPI description of the token authentication class.
+        # Imported for their effect: the OpenAPI description of the token authentication
+        # class; the Celery tasks, which services enqueue by name (policy.core.broker); the
+        # sync's receivers (clusters in automatic push mode are pushed when policies change).
+        from policy import tasks  # noqa: F401
         from policy.api import schema  # noqa: F401
+        from policy.sync import receivers  # noqa: F401

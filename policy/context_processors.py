@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 
-from policy.roles import roles_of
+from policy.accounts.roles import roles_of
 
 
 def roles(request: HttpRequest) -> dict[str, list[str]]:

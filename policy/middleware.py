@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 from rest_framework.renderers import TemplateHTMLRenderer
 from rest_framework.views import APIView
 
-from policy.broker import BrokerUnavailable
+from policy.core.broker import BrokerUnavailable
 
 
 class LoginRequiredMiddleware(DjangoLoginRequired):
@@ -143,8 +143,8 @@ class ProbeMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if request.method in ("GET", "HEAD"):
-            from policy.metrics import metrics_view
-            from policy.views.health import healthz, readyz
+            from policy.web.metrics import metrics_view
+            from policy.web.views.health import healthz, readyz
 
             probe = {"/healthz": healthz, "/readyz": readyz, "/metrics": metrics_view}.get(
                 request.path_info

@@ -7,8 +7,8 @@ from typing import Any
 
 from celery import shared_task
 
-from policy import services
-from policy.services import whatif
+from policy.clusters import services as cluster_services
+from policy.decisions import retention, whatif
 
 logger = logging.getLogger(__name__)
 
@@ -21,10 +21,10 @@ def ping() -> str:
 
 @shared_task
 def prepare_snapshot(cluster_id: int) -> bool:
-    """Prepare what the pages show of the cluster's newest snapshot (``policy.prepared``);
+    """Prepare what the pages show of the cluster's newest snapshot (``policy.web.prepared``);
     False when there is nothing (left) to prepare."""
-    from policy.models import Cluster
-    from policy.views.support import prepare_views
+    from policy.clusters.models import Cluster
+    from policy.web.pages import prepare_views
 
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     stored = cluster.latest_snapshot() if cluster else None
@@ -34,7 +34,7 @@ def prepare_snapshot(cluster_id: int) -> bool:
 @shared_task
 def prune_decisions_task() -> int:
     """Periodic (beat): drop decisions past DECISION_RETENTION_DAYS / _COUNT."""
-    deleted = services.prune_decisions()
+    deleted = retention.prune_decisions()
     logger.info("pruned %d decisions", deleted)
     return deleted
 
@@ -42,7 +42,7 @@ def prune_decisions_task() -> int:
 @shared_task
 def prune_snapshots_task() -> int:
     """Periodic (beat): keep the newest ``SNAPSHOT_RETENTION`` snapshots per cluster."""
-    deleted = services.prune_snapshots()
+    deleted = cluster_services.prune_snapshots()
     logger.info("pruned %d snapshots", deleted)
     return deleted
 
@@ -92,9 +92,9 @@ def refresh_clusters() -> list[int]:
 def evaluate_pending(cluster_id: int) -> dict[str, int] | None:
     """After a refresh: record a decision for each pending pod whose decision changed, and
     for each pod the cluster's scheduler bound since the previous snapshot."""
-    from policy.models import Cluster
-    from policy.sync.observed import record_bindings
-    from policy.sync.pending import evaluate_pending_pods
+    from policy.clusters.models import Cluster
+    from policy.decisions.observed import record_bindings
+    from policy.decisions.pending import evaluate_pending_pods
 
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:

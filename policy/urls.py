@@ -1,6 +1,6 @@
 from django.urls import path
 
-from policy import views
+from policy.web import views
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),

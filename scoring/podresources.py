@@ -11,14 +11,34 @@ at the end, as the Go code converts the summed ``ResourceList``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from scoring.quantity import NANO, nanos_milli_value, nanos_value
 
-if TYPE_CHECKING:
-    from scoring.objects import Container, Pod
-
 ResourceList = dict[str, int]  # nano-units
+
+
+class Container(Protocol):
+    """What these rules read of a container (``scoring.objects.Container``)."""
+
+    @property
+    def requests(self) -> ResourceList: ...
+    @property
+    def limits(self) -> ResourceList: ...
+    @property
+    def restartable(self) -> bool: ...
+
+
+class Pod(Protocol):
+    """What these rules read of a pod (``scoring.objects.Pod``, which calls them)."""
+
+    @property
+    def containers(self) -> tuple[Container, ...]: ...
+    @property
+    def init_containers(self) -> tuple[Container, ...]: ...
+    @property
+    def overhead(self) -> ResourceList: ...
+
 
 # pkg/scheduler/util/pod_resources.go: DefaultMilliCPURequest, DefaultMemoryRequest.
 DEFAULT_MILLI_CPU_REQUEST = 100

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from scoring.config import field_errors as fe
+from scoring import field_errors as fe
 from scoring.objects import Pod
 from scoring.selectors import Requirement, SelectorError, parse_label_selector
 from scoring.snapshot import IntArray, Snapshot

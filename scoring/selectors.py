@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from scoring.config import field_errors as fe
-from scoring.config.k8s_names import is_label_key, is_label_value
+from scoring import field_errors as fe
 from scoring.errors import INVALID, NOT_SUPPORTED, REQUIRED, FieldError, InputError
 from scoring.goint import parse_int64
+from scoring.k8s_names import is_label_key, is_label_value
 from scoring.snapshot import BoolArray, IntArray, LabelColumn, Snapshot
 
 NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")

@@ -27,9 +27,9 @@ def fresh_caches() -> Iterator[None]:
     reuse both, so no test may see what another one built."""
     from django.core.cache import cache
 
-    from policy.engine import clear_caches as clear_engine_caches
-    from policy.gateway import informer
-    from policy.views.support import clear_caches as clear_page_caches
+    from policy.clusters.engine import clear_caches as clear_engine_caches
+    from policy.clusters.gateway import informer
+    from policy.web.pages import clear_caches as clear_page_caches
 
     clear_engine_caches()
     clear_page_caches()
@@ -81,7 +81,7 @@ def api_client() -> object:
 
 @pytest.fixture
 def demo_snapshot(db: None) -> object:
-    from policy.services import load_demo_cluster
+    from policy.clusters.services import load_demo_cluster
 
     return load_demo_cluster(nodes=12, now=NOW)
 
@@ -95,7 +95,7 @@ def run_on_commit(celery_eager: None, django_capture_on_commit_callbacks: Any) -
 @pytest.fixture
 def push_now(run_on_commit: Any) -> Callable[[Any], Any]:
     """Push a cluster in this process (eager task, on-commit send) and return the job."""
-    from policy.services import sync
+    from policy.sync import services as sync
 
     def push(cluster: Any) -> Any:
         with run_on_commit():

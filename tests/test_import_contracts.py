@@ -70,3 +70,28 @@ def test_a_planted_import_in_the_engine_breaks_its_contract(
     source = module.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
     assert f"{source} -> {reported} (l." in result.stdout, result.stdout  # third-party: top name
     assert "The engine is a pure library" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "contract"),
+    [
+        # a domain reaching up into the pages
+        ("policy/clusters/models.py", "from policy.web import pages", "Layers"),
+        # a service importing the Celery entry points instead of enqueuing by name
+        ("policy/sync/jobs.py", "from policy import tasks", "Layers"),
+        # sibling domains
+        ("policy/accounts/changes.py", "from policy.clusters import engine", "independent"),
+        # a circle inside one domain: the models import the documents, which import them back
+        ("policy/policies/documents.py", "from policy.policies import models", "No import circles"),
+        # a circle inside the engine
+        ("scoring/podresources.py", "from scoring import objects", "No import circles"),
+    ],
+)
+def test_a_planted_import_breaks_the_layers(
+    tree: Path, module: str, line: str, contract: str
+) -> None:
+    plant(tree / module, line)
+    result = lint_imports(tree)
+    assert result.returncode != 0
+    broken = result.stdout.split("Broken contracts", 1)[1]
+    assert contract in broken, result.stdout

@@ -10,7 +10,7 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 
-from policy.models import ApiToken
+from policy.accounts.models import ApiToken
 
 KEYWORDS = ("token", "bearer")
 # last_used is written at most this often per token, not on every request.

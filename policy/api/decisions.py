@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import django_filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -21,13 +20,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from policy import evaluation
+from policy.accounts.models import ApiToken
+from policy.accounts.roles import IsViewer
 from policy.api.strict import ModelSerializer, StrictCharField
 from policy.api.throttling import EvaluateThrottle
-from policy.choices import Agreement, DecisionOutcome, DecisionSource
-from policy.filtersets import UtcDateTimeFilter
-from policy.models import ApiToken, Cluster, PlacementDecision
-from policy.roles import IsViewer
+from policy.clusters.models import Cluster
+from policy.core.choices import DecisionSource
+from policy.decisions import evaluation
+from policy.decisions.filters import DecisionFilterSet
+from policy.decisions.models import PlacementDecision
 from scoring.decision_codec import DEFAULT_RANKED, NodeSelection
 
 MAX_NODES_LIMIT = 1000  # nodes one decision response shows at most
@@ -184,34 +185,6 @@ def _whole(query: Any, name: str, low: int, high: int | None) -> int | None:
         bound = f"at least {low}" if high is None else f"between {low} and {high}"
         raise serializers.ValidationError({name: [f"must be {bound}"]})
     return value
-
-
-class DecisionFilterSet(django_filters.FilterSet):
-    pod = django_filters.CharFilter(field_name="pod_name", help_text="Pod name (exact).")
-    namespace = django_filters.CharFilter(field_name="pod_namespace")
-    node = django_filters.CharFilter(field_name="selected_node")
-    profile = django_filters.CharFilter(field_name="profile")
-    outcome = django_filters.ChoiceFilter(choices=DecisionOutcome.choices)
-    source = django_filters.ChoiceFilter(choices=DecisionSource.choices)
-    agreement = django_filters.ChoiceFilter(
-        choices=Agreement.choices,
-        help_text="Decisions of the cluster's scheduler: does the engine agree?",
-    )
-    created_after = UtcDateTimeFilter(field_name="created", lookup_expr="gte")
-    created_before = UtcDateTimeFilter(field_name="created", lookup_expr="lt")
-
-    class Meta:
-        model = PlacementDecision
-        fields = [
-            "cluster",
-            "pod",
-            "namespace",
-            "node",
-            "profile",
-            "outcome",
-            "source",
-            "agreement",
-        ]
 
 
 class DecisionPagination(CursorPagination):

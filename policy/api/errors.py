@@ -4,15 +4,14 @@ A 400 body is ``{"errors": [{"field", "type", "detail"}], <field>: [messages], .
 uses Kubernetes' ``field.ErrorType`` names (``FieldValueInvalid``, ``FieldValueRequired``...),
 the keys are DRF's usual per-field messages, so both generic DRF clients and clients that
 want the engine's error types are served. Engine errors are mapped onto the API fields by
-:mod:`policy.documents`; errors about another object than the one edited (e.g. the profile
+:mod:`policy.policies.documents`; errors about another object than the one edited (e.g. the profile
 whose schedulerName a change duplicates) are listed under ``non_field_errors`` with their path.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Iterable
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
@@ -22,9 +21,9 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from policy.broker import BrokerUnavailable
-from policy.services.changes import ChangeContext, record_denied
-from policy.services.policies import LocatedError
+from policy.accounts.changes import ChangeContext, record_denied
+from policy.core.broker import BrokerUnavailable
+from policy.policies.located import NON_FIELD
 from scoring.errors import (
     DUPLICATE,
     INVALID,
@@ -37,7 +36,6 @@ from scoring.errors import (
 
 logger = logging.getLogger("policy.audit")
 
-NON_FIELD = "non_field_errors"
 
 # DRF error codes -> Kubernetes field.ErrorType
 _CODE_TYPES = {
@@ -104,47 +102,6 @@ def drf_errors(detail: Any) -> list[dict[str, str]]:
         {"field": field, "type": error_type(code), "detail": message}
         for field, message, code in _flatten(detail, "")
     ]
-
-
-def located_body(
-    errors: Sequence[LocatedError],
-    *,
-    kind: str,
-    object_id: int | None,
-    changed: AbstractSet[str] = frozenset(),
-) -> dict[str, Any]:
-    """A 400 body for service errors, relative to the object the request is about.
-
-    An error on another object of the same kind, in a field this request changes, is the
-    request's fault too (a schedulerName that duplicates another profile's is reported by
-    the engine on the later profile): it is reported on the request's field as well.
-    """
-    entries = []
-    keyed: dict[str, list[str]] = {}
-    for error in errors:
-        own = error.kind == kind and (object_id is None or error.object_id in (object_id, None))
-        if not own and error.kind == kind and _key(error.field) in changed:
-            keyed.setdefault(_key(error.field), []).append(
-                f"{error.detail} ({error.path})" if error.path else error.detail
-            )
-        field = error.field if own else error.path
-        entries.append({"field": field, "type": error.type, "detail": error.detail})
-        key = _key(field) if own and field else NON_FIELD
-        message = error.detail if own and field else _prefixed(field, error.detail)
-        keyed.setdefault(key, []).append(message)
-    return {"errors": entries, **keyed}
-
-
-def _key(field: str) -> str:
-    """The DRF key of a field path: its first name (``plugin_config[2].args`` -> plugin_config)."""
-    for i, char in enumerate(field):
-        if char in ".[":
-            return field[:i] or NON_FIELD
-    return field
-
-
-def _prefixed(field: str, detail: str) -> str:
-    return f"{field}: {detail}" if field else detail
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

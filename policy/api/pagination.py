@@ -12,7 +12,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination as DrfLimitOffsetPagination
 from rest_framework.request import Request
 
-from policy.params import parse_count
+from policy.core.params import parse_count
 
 
 class LimitOffsetPagination(DrfLimitOffsetPagination):

@@ -19,25 +19,24 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from policy.accounts.models import AuthorizationFailure, PolicyChange
 from policy.api.strict import ModelSerializer, StrictCharField
-from policy.documents import build_document
-from policy.models import (
-    AuthorizationFailure,
-    Cluster,
-    LoadAwareSchedulingArgs,
-    NodeMetricCollectPolicy,
-    NodeThresholdPolicy,
-    PolicyChange,
-    SchedulerConfiguration,
-    SchedulerProfile,
-)
-from policy.services.rendering import annotation_value, threshold_warnings
-from policy.validators import (
+from policy.clusters.models import Cluster
+from policy.core.validators import (
     MAX_JSON_BYTES,
     plugin_config_validator,
     resource_map_validator,
     validate_json_value,
 )
+from policy.policies.documents import build_document
+from policy.policies.models import (
+    LoadAwareSchedulingArgs,
+    NodeMetricCollectPolicy,
+    NodeThresholdPolicy,
+    SchedulerConfiguration,
+    SchedulerProfile,
+)
+from policy.policies.rendering import annotation_value, threshold_warnings
 from scoring.config.schema import PLUGINS_FIELD_ORDER
 from scoring.goint import INT32_MAX, INT32_MIN
 from scoring.plugins.loadaware.args import AGGREGATION_TYPES, default_args

@@ -22,8 +22,21 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from policy.accounts import changes
+from policy.accounts.changes import ChangeContext
+from policy.accounts.models import AuthorizationFailure, PolicyChange
+from policy.accounts.roles import CanEditPolicy, CanPushPolicy, IsViewer
 from policy.api import concurrency
-from policy.api.errors import PolicyValidationError, located_body
+from policy.api.errors import PolicyValidationError
+from policy.api.filtersets import (
+    AuthorizationFailureFilterSet,
+    CollectPolicyFilterSet,
+    LoadAwareArgsFilterSet,
+    NodeThresholdPolicyFilterSet,
+    PolicyChangeFilterSet,
+    SchedulerConfigurationFilterSet,
+    SchedulerProfileFilterSet,
+)
 from policy.api.policy_serializers import (
     AuthorizationFailureSerializer,
     CollectPolicySerializer,
@@ -36,29 +49,18 @@ from policy.api.policy_serializers import (
     SchedulerConfigurationSerializer,
     SchedulerProfileSerializer,
 )
-from policy.filtersets import (
-    AuthorizationFailureFilterSet,
-    CollectPolicyFilterSet,
-    LoadAwareArgsFilterSet,
-    NodeThresholdPolicyFilterSet,
-    PolicyChangeFilterSet,
-    SchedulerConfigurationFilterSet,
-    SchedulerProfileFilterSet,
-)
-from policy.models import (
-    AuthorizationFailure,
+from policy.core.models import VersionedModel
+from policy.core.params import in_range
+from policy.policies import rendering
+from policy.policies import services as policies
+from policy.policies.located import located_body
+from policy.policies.models import (
     LoadAwareSchedulingArgs,
     NodeMetricCollectPolicy,
     NodeThresholdPolicy,
-    PolicyChange,
     SchedulerConfiguration,
     SchedulerProfile,
 )
-from policy.models.base import VersionedModel
-from policy.params import in_range
-from policy.roles import CanEditPolicy, CanPushPolicy, IsViewer
-from policy.services import changes, policies, rendering
-from policy.services.changes import ChangeContext
 
 T = TypeVar("T", bound=VersionedModel)
 

@@ -8,9 +8,10 @@ from typing import Any
 from django.utils import timezone
 from rest_framework import serializers
 
+from policy.accounts.models import ApiToken
 from policy.api.strict import ModelSerializer, StrictCharField
-from policy.choices import CONNECTABLE_KINDS
-from policy.models import ApiToken, Cluster, ClusterSnapshot
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.core.choices import CONNECTABLE_KINDS
 from policy.sync.connect import parse_configmap
 
 

@@ -4,7 +4,7 @@ drift (viewers) and the sync job history (viewers).
 - ``POST /api/v1/clusters/{id}/sync/plan/``: the dry-run (200, a finished dry-run job whose
   ``changes`` list every field that would change, object by object, with diffs);
 - ``POST /api/v1/clusters/{id}/sync/`` with ``{"plan": <dry-run id>}``: confirm that reviewed
-  plan, as the pages do (:func:`policy.services.sync.confirm_push`): 202 with the queued push,
+  plan, as the pages do (:func:`policy.sync.services.confirm_push`): 202 with the queued push,
   409 with the new plan when the changes are no longer the reviewed ones, 200 with it when
   there is nothing to push; without ``plan``, queue an unreviewed push (202);
 - ``POST /api/v1/clusters/{id}/refresh/``: queue a read-back into a new snapshot (202);
@@ -26,12 +26,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from policy.accounts.roles import CanPushPolicy, IsViewer, _RolePermission
 from policy.api.strict import ModelSerializer, StrictCharField
-from policy.choices import Role
-from policy.filtersets import IdFilter, UtcDateTimeFilter
-from policy.models import Cluster, SyncJob, SyncJobKind, SyncJobStatus, SyncJobTrigger
-from policy.roles import CanPushPolicy, IsViewer, _RolePermission
-from policy.services import sync as sync_services
+from policy.clusters.models import Cluster
+from policy.core.choices import Role
+from policy.core.filters import IdFilter, UtcDateTimeFilter
+from policy.sync import services as sync_services
+from policy.sync.models import SyncJob, SyncJobKind, SyncJobStatus, SyncJobTrigger
 
 
 class CanRefresh(_RolePermission):

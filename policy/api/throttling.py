@@ -13,7 +13,7 @@ from django.conf import settings
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
-from policy.models import ApiToken
+from policy.accounts.models import ApiToken
 
 
 class _PerCaller(SimpleRateThrottle):

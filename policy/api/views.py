@@ -16,8 +16,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from policy import services
+from policy.accounts import services as token_services
+from policy.accounts.models import ApiToken
+from policy.accounts.roles import CanConfigureCluster, IsViewer, roles_of
 from policy.api import policy_views
+from policy.api.filtersets import ClusterFilterSet
 from policy.api.policy_serializers import ColocationRenderSerializer, NodeThresholdRenderSerializer
 from policy.api.policy_views import AT_PARAMETER
 from policy.api.serializers import (
@@ -28,11 +31,11 @@ from policy.api.serializers import (
     ConnectionReportSerializer,
     MeSerializer,
 )
-from policy.filtersets import ClusterFilterSet
-from policy.gateway.errors import GatewayError
-from policy.models import ApiToken, Cluster, ClusterSnapshot
-from policy.roles import CanConfigureCluster, IsViewer, roles_of
-from policy.services import policies, rendering
+from policy.clusters.gateway.errors import GatewayError
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.core import errors
+from policy.policies import rendering
+from policy.policies import services as policies
 from policy.sync.connect import Connected, add_cluster
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
@@ -201,17 +204,17 @@ class ApiTokenViewSet(
         serializer.is_valid(raise_exception=True)
         creator = request.auth if isinstance(request.auth, ApiToken) else None
         try:
-            token, key = services.create_token(
+            token, key = token_services.create_token(
                 cast(User, request.user), creator=creator, **serializer.validated_data
             )
-        except services.ServiceError as exc:
+        except errors.ServiceError as exc:
             raise serializers.ValidationError({exc.field: [str(exc)]}) from None
         context = {**self.get_serializer_context(), "key": key}
         created = ApiTokenCreatedSerializer(token, context=context)
         return Response(created.data, status=status.HTTP_201_CREATED)
 
     def perform_destroy(self, instance: ApiToken) -> None:
-        services.revoke_token(instance)
+        token_services.revoke_token(instance)
 
 
 class MeView(APIView):

@@ -18,13 +18,14 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from policy.accounts.roles import CanEditPolicy
 from policy.api.strict import ModelSerializer, StrictCharField
 from policy.api.throttling import WhatIfThrottle
-from policy.choices import ConfigurationSource, WhatIfStatus, WorkloadSource
-from policy.filtersets import IdFilter
-from policy.models import Cluster, WhatIfRun
-from policy.roles import CanEditPolicy
-from policy.services import whatif
+from policy.clusters.models import Cluster
+from policy.core.choices import ConfigurationSource, WhatIfStatus, WorkloadSource
+from policy.core.filters import IdFilter
+from policy.decisions import whatif
+from policy.decisions.models import WhatIfRun
 
 SUBFIELDS = {"baseline": "baseline.yaml", "candidate": "candidate.yaml"}
 

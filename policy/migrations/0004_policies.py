@@ -5,7 +5,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-import policy.validators
+import policy.core.validators
 
 
 class Migration(migrations.Migration):
@@ -36,7 +36,7 @@ class Migration(migrations.Migration):
                 default="config.yaml",
                 help_text="The ConfigMap key the configuration YAML is written to.",
                 max_length=253,
-                validators=[policy.validators.configmap_key_validator],
+                validators=[policy.core.validators.configmap_key_validator],
             ),
         ),
         migrations.AddField(
@@ -46,7 +46,7 @@ class Migration(migrations.Migration):
                 default="kube-scheduler-config",
                 help_text="Name of that ConfigMap.",
                 max_length=253,
-                validators=[policy.validators.dns1123_subdomain_validator],
+                validators=[policy.core.validators.dns1123_subdomain_validator],
             ),
         ),
         migrations.AddField(
@@ -56,7 +56,7 @@ class Migration(migrations.Migration):
                 default="kube-system",
                 help_text="Namespace of the ConfigMap holding the KubeSchedulerConfiguration.",
                 max_length=63,
-                validators=[policy.validators.dns1123_label_validator],
+                validators=[policy.core.validators.dns1123_label_validator],
             ),
         ),
         migrations.AddField(
@@ -66,7 +66,7 @@ class Migration(migrations.Migration):
                 default="slo-controller-config",
                 help_text="Name of Koordinator's slo-controller ConfigMap.",
                 max_length=253,
-                validators=[policy.validators.dns1123_subdomain_validator],
+                validators=[policy.core.validators.dns1123_subdomain_validator],
             ),
         ),
         migrations.AddField(
@@ -76,7 +76,7 @@ class Migration(migrations.Migration):
                 default="koordinator-system",
                 help_text="Namespace of Koordinator's slo-controller ConfigMap (NodeMetric collect policies).",
                 max_length=63,
-                validators=[policy.validators.dns1123_label_validator],
+                validators=[policy.core.validators.dns1123_label_validator],
             ),
         ),
         migrations.AddField(
@@ -86,7 +86,7 @@ class Migration(migrations.Migration):
                 default="UTC",
                 help_text="IANA time zone of the node threshold policies' time windows (e.g. Europe/Paris).",
                 max_length=64,
-                validators=[policy.validators.timezone_validator],
+                validators=[policy.core.validators.timezone_validator],
             ),
         ),
         migrations.AddField(
@@ -216,7 +216,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=dict,
                         help_text="leaderElection, as in v1 (leaderElect, leaseDuration, renewDeadline, retryPeriod, resourceLock, resourceName, resourceNamespace); {} for the defaults.",
-                        validators=[policy.validators.JsonValueValidator(16384)],
+                        validators=[policy.core.validators.JsonValueValidator(16384)],
                     ),
                 ),
                 (
@@ -225,7 +225,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=dict,
                         help_text="clientConnection, as in v1 (kubeconfig, acceptContentTypes, contentType, qps, burst); {} for the defaults.",
-                        validators=[policy.validators.JsonValueValidator(16384)],
+                        validators=[policy.core.validators.JsonValueValidator(16384)],
                     ),
                 ),
                 (
@@ -234,7 +234,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text="extenders, as in v1 (a list of Extender objects).",
-                        validators=[policy.validators.JsonValueValidator()],
+                        validators=[policy.core.validators.JsonValueValidator()],
                     ),
                 ),
                 (
@@ -296,7 +296,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=dict,
                         help_text="plugins, as in v1: per extension point (multiPoint, queueSort, preFilter, filter, postFilter, preScore, score, reserve, permit, preBind, bind, postBind, preEnqueue) the enabled and disabled plugins, with score weights.",
-                        validators=[policy.validators.JsonValueValidator(65536)],
+                        validators=[policy.core.validators.JsonValueValidator(65536)],
                     ),
                 ),
                 (
@@ -305,7 +305,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text="pluginConfig, as in v1 ([{name, args}]), except LoadAwareScheduling whose args are the profile's loadaware-args object. Unknown plugins' args are kept as given.",
-                        validators=[policy.validators.JsonValueValidator()],
+                        validators=[policy.core.validators.JsonValueValidator()],
                     ),
                 ),
                 (
@@ -373,8 +373,8 @@ class Migration(migrations.Migration):
                         help_text="Score weight per resource, each in (0, 100]. Default {cpu: 1, memory: 1} (only when empty and dominantResourceWeight is 0). Every resource needs an estimatedScalingFactors entry.",
                         null=True,
                         validators=[
-                            policy.validators.resource_map_validator,
-                            policy.validators.JsonValueValidator(16384),
+                            policy.core.validators.resource_map_validator,
+                            policy.core.validators.JsonValueValidator(16384),
                         ],
                     ),
                 ),
@@ -393,8 +393,8 @@ class Migration(migrations.Migration):
                         help_text="Filter: usage threshold percent per resource, 0-100 (0: not checked). Default {cpu: 65, memory: 95} when empty; a non-empty map replaces the defaults.",
                         null=True,
                         validators=[
-                            policy.validators.resource_map_validator,
-                            policy.validators.JsonValueValidator(16384),
+                            policy.core.validators.resource_map_validator,
+                            policy.core.validators.JsonValueValidator(16384),
                         ],
                     ),
                 ),
@@ -405,8 +405,8 @@ class Migration(migrations.Migration):
                         help_text="Filter for prod pods: usage threshold percent of prod pods against the whole node. Not enabled by default.",
                         null=True,
                         validators=[
-                            policy.validators.resource_map_validator,
-                            policy.validators.JsonValueValidator(16384),
+                            policy.core.validators.resource_map_validator,
+                            policy.core.validators.JsonValueValidator(16384),
                         ],
                     ),
                 ),
@@ -441,8 +441,8 @@ class Migration(migrations.Migration):
                         help_text="Percent of max(request, limit) a pod is estimated to use, each in (0, 100]. Default {cpu: 85, memory: 70} (added where missing).",
                         null=True,
                         validators=[
-                            policy.validators.resource_map_validator,
-                            policy.validators.JsonValueValidator(16384),
+                            policy.core.validators.resource_map_validator,
+                            policy.core.validators.JsonValueValidator(16384),
                         ],
                     ),
                 ),
@@ -477,8 +477,8 @@ class Migration(migrations.Migration):
                         help_text="aggregated.usageThresholds: percentile usage thresholds, 0-100 (active with an aggregation type).",
                         null=True,
                         validators=[
-                            policy.validators.resource_map_validator,
-                            policy.validators.JsonValueValidator(16384),
+                            policy.core.validators.resource_map_validator,
+                            policy.core.validators.JsonValueValidator(16384),
                         ],
                     ),
                 ),
@@ -520,7 +520,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         help_text="Extra resource names used only in node annotations (cpu, memory and every resource in these args are supported already).",
                         null=True,
-                        validators=[policy.validators.JsonValueValidator(16384)],
+                        validators=[policy.core.validators.JsonValueValidator(16384)],
                     ),
                 ),
                 (
@@ -569,7 +569,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         help_text="Overrides: the metav1.LabelSelector of the nodes it applies to.",
                         null=True,
-                        validators=[policy.validators.JsonValueValidator(32768)],
+                        validators=[policy.core.validators.JsonValueValidator(32768)],
                     ),
                 ),
                 (
@@ -664,7 +664,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         default=list,
                         help_text="Target these nodes by name (or use node_selector, not both).",
-                        validators=[policy.validators.JsonValueValidator(131072)],
+                        validators=[policy.core.validators.JsonValueValidator(131072)],
                     ),
                 ),
                 (
@@ -673,7 +673,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         help_text="Target the nodes this metav1.LabelSelector selects ({matchLabels, matchExpressions}; {} selects every node).",
                         null=True,
-                        validators=[policy.validators.JsonValueValidator(32768)],
+                        validators=[policy.core.validators.JsonValueValidator(32768)],
                     ),
                 ),
                 (
@@ -683,8 +683,8 @@ class Migration(migrations.Migration):
                         help_text="usageThresholds: percent per resource, 0-100; replaces the args' map as a whole on these nodes (a resource left out is not checked).",
                         null=True,
                         validators=[
-                            policy.validators.resource_map_validator,
-                            policy.validators.JsonValueValidator(16384),
+                            policy.core.validators.resource_map_validator,
+                            policy.core.validators.JsonValueValidator(16384),
                         ],
                     ),
                 ),
@@ -695,8 +695,8 @@ class Migration(migrations.Migration):
                         help_text="prodUsageThresholds: percent per resource for prod pods.",
                         null=True,
                         validators=[
-                            policy.validators.resource_map_validator,
-                            policy.validators.JsonValueValidator(16384),
+                            policy.core.validators.resource_map_validator,
+                            policy.core.validators.JsonValueValidator(16384),
                         ],
                     ),
                 ),
@@ -707,8 +707,8 @@ class Migration(migrations.Migration):
                         help_text="aggregatedUsage.usageThresholds: percentile thresholds (need a type).",
                         null=True,
                         validators=[
-                            policy.validators.resource_map_validator,
-                            policy.validators.JsonValueValidator(16384),
+                            policy.core.validators.resource_map_validator,
+                            policy.core.validators.JsonValueValidator(16384),
                         ],
                     ),
                 ),

@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-import policy.validators
+import policy.core.validators
 
 
 class Migration(migrations.Migration):
@@ -18,7 +18,7 @@ class Migration(migrations.Migration):
                 default="koord-scheduler-config",
                 help_text="The ConfigMap key the configuration YAML is written to.",
                 max_length=253,
-                validators=[policy.validators.configmap_key_validator],
+                validators=[policy.core.validators.configmap_key_validator],
             ),
         ),
         migrations.AlterField(
@@ -28,7 +28,7 @@ class Migration(migrations.Migration):
                 default="koord-scheduler-config",
                 help_text="Name of that ConfigMap.",
                 max_length=253,
-                validators=[policy.validators.dns1123_subdomain_validator],
+                validators=[policy.core.validators.dns1123_subdomain_validator],
             ),
         ),
         migrations.AlterField(
@@ -38,7 +38,7 @@ class Migration(migrations.Migration):
                 default="koordinator-system",
                 help_text="Namespace of the ConfigMap holding the KubeSchedulerConfiguration (default: where Koordinator's chart puts koord-scheduler's, as deploy/rbac.yaml grants).",
                 max_length=63,
-                validators=[policy.validators.dns1123_label_validator],
+                validators=[policy.core.validators.dns1123_label_validator],
             ),
         ),
     ]

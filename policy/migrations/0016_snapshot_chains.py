@@ -1,4 +1,4 @@
-"""Snapshots as keyframes and chains of changes (policy.snapshot_chains).
+"""Snapshots as keyframes and chains of changes (policy.clusters.snapshot_chains).
 
 The object list keeps its column (``objects``): the field is renamed in the model state only,
 so every existing snapshot is a keyframe as it stands and nothing is copied.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import migrations, models
 
-import policy.validators
+import policy.core.validators
 
 
 class Migration(migrations.Migration):
@@ -20,7 +20,7 @@ class Migration(migrations.Migration):
                 "version, sparse); what is written is this document with the edits made here "
                 "applied.",
                 null=True,
-                validators=[policy.validators.JsonValueValidator()],
+                validators=[policy.core.validators.JsonValueValidator()],
             ),
         ),
     ]

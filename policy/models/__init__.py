@@ -1,16 +1,18 @@
-"""schedboard's models, one module per concern (as NetBox does)."""
+"""The app's model registry: Django loads ``policy.models``, and each domain keeps its own
+models (``policy.<domain>.models``). Code imports models from their domain, not from here."""
 
-from policy.models.changelog import AuthorizationFailure, PolicyChange
-from policy.models.clusters import Cluster, ClusterSnapshot
-from policy.models.decisions import PlacementDecision
-from policy.models.jobs import ClusterSyncState, SyncJob, SyncJobKind, SyncJobStatus, SyncJobTrigger
-from policy.models.loadaware import LoadAwareSchedulingArgs
-from policy.models.nodemetrics import NodeMetricCollectPolicy
-from policy.models.prepared import PreparedView
-from policy.models.scheduler import SchedulerConfiguration, SchedulerProfile
-from policy.models.thresholds import NodeThresholdPolicy
-from policy.models.tokens import ApiToken
-from policy.models.whatif import WhatIfRun
+from policy.accounts.models import ApiToken, AuthorizationFailure, PolicyChange
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.decisions.models import PlacementDecision, WhatIfRun
+from policy.policies.models import (
+    LoadAwareSchedulingArgs,
+    NodeMetricCollectPolicy,
+    NodeThresholdPolicy,
+    SchedulerConfiguration,
+    SchedulerProfile,
+)
+from policy.sync.models import ClusterSyncState, SyncJob
+from policy.web.models import PreparedView
 
 __all__ = [
     "ApiToken",
@@ -27,8 +29,5 @@ __all__ = [
     "SchedulerConfiguration",
     "SchedulerProfile",
     "SyncJob",
-    "SyncJobKind",
-    "SyncJobStatus",
-    "SyncJobTrigger",
     "WhatIfRun",
 ]

@@ -1,4 +1,4 @@
-"""Where a push writes: a real API server (through :mod:`policy.gateway`), or a demo cluster.
+"""Where a push writes: a real API server (:mod:`policy.clusters.gateway`), or a demo cluster.
 
 Both plan first (the dry-run, object by object), then apply exactly that plan. A real cluster
 re-plans an object whose write met a conflict (409) from a fresh read; a demo cluster has no
@@ -17,16 +17,24 @@ from typing import Any
 
 from django.utils import timezone
 
-from policy.choices import ClusterKind
-from policy.gateway import apply as gw
-from policy.gateway.connection import Connection, ConnectionSpec, Timeouts, connect
-from policy.gateway.discovery import scheduler_image
-from policy.gateway.drift import Drift, annotation_drift, colocation_drift, configmap_key_drift
-from policy.gateway.errors import ApplyError, GatewayError
-from policy.gateway.informer import ClusterInformer, informer_for
-from policy.gateway.retry import DEFAULT_POLICY, RetryPolicy
-from policy.models import Cluster, ClusterSnapshot, ClusterSyncState, SchedulerConfiguration
-from policy.snapshot_chains import SnapshotChanges
+from policy.clusters.gateway import apply as gw
+from policy.clusters.gateway.changes import Change, OnWrite
+from policy.clusters.gateway.connection import Connection, ConnectionSpec, Timeouts, connect
+from policy.clusters.gateway.discovery import scheduler_image
+from policy.clusters.gateway.drift import (
+    Drift,
+    annotation_drift,
+    colocation_drift,
+    configmap_key_drift,
+)
+from policy.clusters.gateway.errors import ApplyError, GatewayError
+from policy.clusters.gateway.informer import ClusterInformer, informer_for
+from policy.clusters.gateway.retry import DEFAULT_POLICY, RetryPolicy
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.clusters.object_changes import SnapshotChanges
+from policy.core.choices import ClusterKind
+from policy.policies.models import SchedulerConfiguration
+from policy.sync.models import ClusterSyncState
 from policy.sync.planners import Desired, Owned
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
@@ -44,7 +52,7 @@ class PushPlan:
     slo: gw.Plan = field(default_factory=gw.Plan)
 
     @property
-    def changes(self) -> list[gw.Change]:
+    def changes(self) -> list[Change]:
         return [*self.config, *self.nodes, *self.slo]
 
     @property
@@ -72,7 +80,7 @@ class PushPlan:
 
 @dataclass
 class PushResult:
-    applied: list[gw.Change]
+    applied: list[Change]
     notes: list[str]
     owned: Owned
 
@@ -80,7 +88,7 @@ class PushResult:
 class PushFailed(Exception):
     """A push stopped part-way: ``applied`` were written (each object whole)."""
 
-    def __init__(self, cause: GatewayError, applied: list[gw.Change]) -> None:
+    def __init__(self, cause: GatewayError, applied: list[Change]) -> None:
         super().__init__(str(cause))
         self.cause = cause
         self.applied = applied
@@ -157,11 +165,11 @@ class KubeTarget:
         return plan
 
     def apply(
-        self, desired: Desired, owned: Owned, plan: PushPlan, on_write: gw.OnWrite | None = None
+        self, desired: Desired, owned: Owned, plan: PushPlan, on_write: OnWrite | None = None
     ) -> PushResult:
         """Write the plan; ``on_write`` hears of each write as it lands."""
         c = self.cluster
-        applied: list[gw.Change] = []
+        applied: list[Change] = []
         notes: list[str] = list(plan.config.notes)
         nodes_owned, configs_owned = owned.nodes, owned.node_configs
         try:
@@ -288,7 +296,7 @@ class DemoTarget:
 
     def _snapshot(self) -> ClusterSnapshot:
         if self._stored is None:
-            from policy.services.rendering import latest_snapshot
+            from policy.policies.rendering import latest_snapshot
 
             summary = latest_snapshot(self.cluster)
             self._stored = ClusterSnapshot.snapshots.get(pk=summary.pk)
@@ -301,7 +309,7 @@ class DemoTarget:
         current = state.scheduler_config if state else None
         if desired.scheduler_config is not None and desired.scheduler_config != current:
             plan.config.changes.append(
-                gw.Change(
+                Change(
                     "ConfigMap",
                     c.scheduler_config_namespace,
                     c.scheduler_config_name,
@@ -324,7 +332,7 @@ class DemoTarget:
         return plan
 
     def apply(
-        self, desired: Desired, owned: Owned, plan: PushPlan, on_write: gw.OnWrite | None = None
+        self, desired: Desired, owned: Owned, plan: PushPlan, on_write: OnWrite | None = None
     ) -> PushResult:
         after = plan.owned_after(owned)
         if plan.nodes:
@@ -361,7 +369,7 @@ def snapshot_nodes(objects: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any
 
 
 def with_node_changes(
-    objects: Sequence[dict[str, Any]], changes: Sequence[gw.Change]
+    objects: Sequence[dict[str, Any]], changes: Sequence[Change]
 ) -> list[dict[str, Any]]:
     """A copy of ``objects`` with the planned usage-threshold annotation changes made."""
     by_node = {change.name: change for change in changes}
@@ -393,12 +401,12 @@ def store_derived_snapshot(
 ) -> ClusterSnapshot:
     """A new snapshot with ``objects`` taken at the same time as ``source`` (its NodeMetric
     ages stay what they were); being newer by id, it is the cluster's latest."""
-    from policy.services import record_snapshot
+    from policy.clusters.services import record_snapshot
 
     return record_snapshot(source.cluster, objects, source.taken_at)
 
 
-def as_dicts(changes: list[gw.Change]) -> list[dict[str, Any]]:
+def as_dicts(changes: list[Change]) -> list[dict[str, Any]]:
     return [change.as_dict() for change in changes]
 
 

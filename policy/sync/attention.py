@@ -5,7 +5,7 @@ lease (koord-scheduler taking ``kube-scheduler``'s), one that changes ``clientCo
 cut it off the API server, and a removed profile, a removed plugin or a changed
 ``schedulerName`` leaves pods nobody schedules or schedules them differently. The dry-run marks
 such a change with its reasons; confirming it needs an explicit acknowledgement
-(:func:`policy.services.sync.confirm_push`).
+(:func:`policy.sync.services.confirm_push`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from policy.models import Cluster
+from policy.clusters.models import Cluster
 from scoring.errors import InputError
 from scoring.inputs import load_yaml
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 
-from policy.choices import ClusterKind
-from policy.gateway.connection import ConnectionSpec, connect
-from policy.gateway.discovery import (
+from policy.accounts.changes import ChangeContext
+from policy.clusters.gateway.connection import ConnectionSpec, connect
+from policy.clusters.gateway.discovery import (
     SCHEDULER_CONFIGMAP_PLACES,
     Access,
     ConfigMapKey,
@@ -21,14 +21,14 @@ from policy.gateway.discovery import (
     missing_access,
     needed_access,
 )
-from policy.models import Cluster
-from policy.services.changes import ChangeContext
-from policy.services.policies import ClusterService
-from policy.validators import (
+from policy.clusters.models import Cluster
+from policy.core.choices import ClusterKind
+from policy.core.validators import (
     configmap_key_validator,
     dns1123_label_validator,
     dns1123_subdomain_validator,
 )
+from policy.policies.services import ClusterService
 
 SLO_CONFIGMAP = ConfigMapKey("koordinator-system", "slo-controller-config", "colocation-config")
 

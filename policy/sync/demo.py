@@ -95,9 +95,9 @@ def drift_demo_clusters(now: datetime | None = None) -> list[int]:
     """One drift step for every demo cluster with a snapshot; returns the new snapshots' ids."""
     from django.utils import timezone
 
-    from policy.choices import ClusterKind
-    from policy.models import Cluster, ClusterSnapshot
-    from policy.services import record_snapshot
+    from policy.clusters.models import Cluster, ClusterSnapshot
+    from policy.clusters.services import record_snapshot
+    from policy.core.choices import ClusterKind
 
     now = now or timezone.now().replace(microsecond=0)
     created = []

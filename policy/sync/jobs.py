@@ -34,31 +34,28 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from policy import broker, documents
-from policy.choices import ClusterKind, PushMode
-from policy.gateway import apply as gw
-from policy.gateway.errors import (
+from policy.accounts.changes import ChangeContext
+from policy.clusters.gateway import apply as gw
+from policy.clusters.gateway.changes import Change
+from policy.clusters.gateway.errors import (
     ConflictError,
     GatewayError,
     ResourceVersionExpired,
     TransientError,
 )
-from policy.models import (
-    Cluster,
-    ClusterSyncState,
-    SchedulerConfiguration,
-    SyncJob,
-    SyncJobKind,
-    SyncJobStatus,
-    SyncJobTrigger,
-)
-from policy.services import policies, record_snapshot, rendering
-from policy.services.changes import ChangeContext
-from policy.services.policies import PolicyInvalid
-from policy.services.sync_status import SYNCED, cluster_status
+from policy.clusters.models import Cluster
+from policy.clusters.services import record_snapshot
+from policy.core import broker
+from policy.core.choices import ClusterKind, PushMode
+from policy.policies import documents, rendering
+from policy.policies import services as policies
+from policy.policies.models import SchedulerConfiguration
+from policy.policies.services import PolicyInvalid
 from policy.sync import attention, planners
 from policy.sync.appliers import PushFailed, PushPlan, as_dicts, target_for
 from policy.sync.confirmation import confirmed_only, describe, unconfirmed
+from policy.sync.models import ClusterSyncState, SyncJob, SyncJobKind, SyncJobStatus, SyncJobTrigger
+from policy.sync.status import SYNCED, cluster_status
 from scoring.config.targets import target_from_image
 
 logger = logging.getLogger(__name__)
@@ -100,9 +97,7 @@ def _user(user: AbstractBaseUser | AnonymousUser | None) -> User | None:
 
 
 def _send(job: SyncJob) -> None:
-    from policy import tasks
-
-    task = tasks.refresh_cluster if job.kind == SyncJobKind.REFRESH else tasks.push_cluster
+    task = broker.REFRESH_CLUSTER if job.kind == SyncJobKind.REFRESH else broker.PUSH_CLUSTER
     broker.send(task, (job.pk,), f"Sync job {job.pk} ({job.kind})")
 
 
@@ -207,7 +202,7 @@ class _GatewayLines(logging.Handler):
 def _working(job: SyncJob, log: JobLog) -> Iterator[None]:
     """While a job runs: gateway messages go into its log, and a heartbeat renews its lease
     (and its cluster's push lock) every HEARTBEAT_SECONDS, from a thread of its own."""
-    gateway = logging.getLogger("policy.gateway")
+    gateway = logging.getLogger("policy.clusters.gateway")
     lines = _GatewayLines(log)
     stop = threading.Event()
     beat = threading.Thread(target=_heartbeat, args=(job, stop), daemon=True, name="heartbeat")
@@ -370,7 +365,7 @@ def _push(job: SyncJob, log: JobLog) -> None:
     # killed mid-push leaves the record of all it wrote.
     applied: list[dict[str, Any]] = list(job.changes or [])
 
-    def record_write(change: gw.Change) -> None:
+    def record_write(change: Change) -> None:
         applied.append(change.as_dict())
         SyncJob.objects.filter(pk=job.pk).update(changes=applied)
 
@@ -603,9 +598,11 @@ def _adopt(job: SyncJob, state: ClusterSyncState, text: str | None, log: JobLog)
 
 
 def _after_refresh(cluster_id: int) -> None:
-    from policy.tasks import evaluate_pending
-
-    transaction.on_commit(lambda: evaluate_pending.delay(cluster_id))
+    broker.send_after_commit(
+        broker.EVALUATE_PENDING,
+        (cluster_id,),
+        f"pending pods of cluster {cluster_id} not evaluated",
+    )
 
 
 # --------------------------------------------------------------------------------------------

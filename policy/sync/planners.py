@@ -1,6 +1,6 @@
 """What a push should write: the desired state of a cluster, rendered from its policies.
 
-The values come from :mod:`policy.services.rendering` (the same renders the API previews), so
+The values come from :mod:`policy.policies.rendering` (the same renders the API previews), so
 what an editor sees is byte for byte what is written.
 """
 
@@ -12,17 +12,11 @@ from typing import Any
 
 from django.db.models import Q
 
-from policy.gateway.desired import collect_policy
-from policy.models import (
-    Cluster,
-    ClusterSyncState,
-    NodeMetricCollectPolicy,
-    SchedulerConfiguration,
-    SyncJob,
-    SyncJobKind,
-    SyncJobStatus,
-)
-from policy.services import rendering
+from policy.clusters.gateway.desired import collect_policy
+from policy.clusters.models import Cluster
+from policy.policies import rendering
+from policy.policies.models import NodeMetricCollectPolicy, SchedulerConfiguration
+from policy.sync.models import ClusterSyncState, SyncJob, SyncJobKind, SyncJobStatus
 
 
 @dataclass

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoring.config import field_errors as fe
+from scoring import field_errors as fe
 from scoring.config.catalog import EXTENSION_POINTS, PLUGIN_TYPE_NAMES
 from scoring.config.registries import Registry, catalog_registry
 from scoring.errors import DUPLICATE, INVALID, FieldError

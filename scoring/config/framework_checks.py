@@ -39,7 +39,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scoring.config import field_errors as fe
+from scoring import field_errors as fe
 from scoring.config.defaults import strip_type_meta
 from scoring.config.expansion import Expansion, expand_profile
 from scoring.config.registries import Registry

@@ -39,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from scoring.config import field_errors as fe
+from scoring import field_errors as fe
 from scoring.config.catalog import (
     ARGS_API_VERSION,
     ARGS_GROUP,

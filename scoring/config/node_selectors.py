@@ -12,10 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-# A module reference, not names: scoring.selectors imports scoring.config (field errors, name
-# checks), so either may be imported first.
+from scoring import field_errors as fe
 from scoring import selectors
-from scoring.config import field_errors as fe
 from scoring.errors import FieldError
 
 

@@ -25,9 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scoring import field_errors as fe
 from scoring.config import features
-from scoring.config import field_errors as fe
-from scoring.config.k8s_names import is_label_key
 from scoring.config.node_selectors import node_selector_errors, preferred_terms_errors
 from scoring.config.schema import (
     BOOL,
@@ -43,6 +42,7 @@ from scoring.config.schema import (
 )
 from scoring.durations import SECOND, parse_duration
 from scoring.errors import FieldError
+from scoring.k8s_names import is_label_key
 
 MAX_CUSTOM_PRIORITY_SCORE = 10
 

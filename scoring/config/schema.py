@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoring.config import field_errors as fe
+from scoring import field_errors as fe
 from scoring.durations import canonical_duration
 from scoring.errors import FieldError
 from scoring.goint import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN

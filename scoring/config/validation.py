@@ -18,12 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scoring.config import field_errors as fe
+from scoring import field_errors as fe
 from scoring.config.catalog import ARGS_API_VERSION, INVALID_V1_PLUGINS, lookup
 from scoring.config.defaults import is_typed_args, strip_type_meta
-from scoring.config.k8s_names import is_extended_resource_name, is_qualified_name
 from scoring.durations import parse_duration
 from scoring.errors import FieldError
+from scoring.k8s_names import is_extended_resource_name, is_qualified_name
 
 API_VERSION = ARGS_API_VERSION
 

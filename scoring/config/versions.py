@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from scoring.config import field_errors as fe
+from scoring import field_errors as fe
 from scoring.config.schema import (
     KUBE_SCHEDULER_CONFIGURATION,
     PLUGINS,

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from policy.gateway.connection import Connection
-from policy.gateway.errors import NotFoundError
+from policy.clusters.gateway.connection import Connection
+from policy.clusters.gateway.errors import NotFoundError
 from scoring.synthetic import generate_cluster
 from tests.gateway import kubeserver
 from tests.gateway.faultproxy import FaultProxy

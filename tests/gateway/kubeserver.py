@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from policy.gateway.connection import (
+from policy.clusters.gateway.connection import (
     MERGE_PATCH,
     Connection,
     ConnectionSpec,
@@ -33,8 +33,8 @@ from policy.gateway.connection import (
     connect,
     path_segment,
 )
-from policy.gateway.errors import ConflictError, NotFoundError
-from policy.gateway.retry import RetryPolicy
+from policy.clusters.gateway.errors import ConflictError, NotFoundError
+from policy.clusters.gateway.retry import RetryPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "scripts" / "kube-apiserver"

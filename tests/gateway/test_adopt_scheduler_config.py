@@ -13,15 +13,12 @@ import pytest
 import yaml
 from django.contrib.auth.models import User
 
-from policy.gateway.connection import Connection
-from policy.models import (
-    Cluster,
-    ClusterSyncState,
-    NodeThresholdPolicy,
-    PolicyChange,
-    SchedulerConfiguration,
-)
-from policy.services import sync as sync_services
+from policy.accounts.models import PolicyChange
+from policy.clusters.gateway.connection import Connection
+from policy.clusters.models import Cluster
+from policy.policies.models import NodeThresholdPolicy, SchedulerConfiguration
+from policy.sync import services as sync_services
+from policy.sync.models import ClusterSyncState
 from scoring.config.dump import leaves
 from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces
 from tests.policy.policy_api import ARGS, patch

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from policy.gateway.apply import apply_node_annotations, plan_node_annotations
-from policy.gateway.connection import Connection
-from policy.gateway.desired import usage_thresholds_annotation
+from policy.clusters.gateway.apply import apply_node_annotations, plan_node_annotations
+from policy.clusters.gateway.connection import Connection
+from policy.clusters.gateway.desired import usage_thresholds_annotation
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 
 OURS = usage_thresholds_annotation({"usageThresholds": {"cpu": 65, "memory": 90}})

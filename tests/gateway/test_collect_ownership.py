@@ -10,16 +10,12 @@ from typing import Any
 
 import pytest
 
-from policy.gateway.connection import MERGE_PATCH, Connection
-from policy.gateway.readback import read_cluster, version_signature
-from policy.models import (
-    Cluster,
-    ClusterSnapshot,
-    ClusterSyncState,
-    NodeMetricCollectPolicy,
-    SyncJob,
-)
-from policy.services import sync as sync_services
+from policy.clusters.gateway.connection import MERGE_PATCH, Connection
+from policy.clusters.gateway.readback import read_cluster, version_signature
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.policies.models import NodeMetricCollectPolicy
+from policy.sync import services as sync_services
+from policy.sync.models import ClusterSyncState, SyncJob
 from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces
 
 NAMESPACE = "koordinator-system"

@@ -6,9 +6,14 @@ from collections.abc import Callable
 
 import pytest
 
-from policy.gateway.apply import Change, apply_configmap_key, plan_configmap_key, read_configmap
-from policy.gateway.connection import Connection
-from policy.gateway.errors import NotFoundError
+from policy.clusters.gateway.apply import (
+    apply_configmap_key,
+    plan_configmap_key,
+    read_configmap,
+)
+from policy.clusters.gateway.changes import Change
+from policy.clusters.gateway.connection import Connection
+from policy.clusters.gateway.errors import NotFoundError
 from tests.gateway.kubeserver import create, ensure_namespaces
 
 NS = "kube-system"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from policy.gateway.apply import (
+from policy.clusters.gateway.apply import (
     SloTarget,
     apply_configmap_key,
     apply_node_annotations,
@@ -19,9 +19,9 @@ from policy.gateway.apply import (
     plan_slo_colocation,
     read_configmap,
 )
-from policy.gateway.connection import MERGE_PATCH, Connection
-from policy.gateway.desired import collect_policy
-from policy.gateway.errors import ApplyError, ConcurrentEdit, ConflictError
+from policy.clusters.gateway.connection import MERGE_PATCH, Connection
+from policy.clusters.gateway.desired import collect_policy
+from policy.clusters.gateway.errors import ApplyError, ConcurrentEdit, ConflictError
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 from tests.gateway.faultproxy import FaultProxy, matching
 from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces

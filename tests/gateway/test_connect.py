@@ -13,7 +13,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
-from policy.models import Cluster, PolicyChange
+from policy.accounts.models import PolicyChange
+from policy.clusters.models import Cluster
 from tests.gateway.kubeserver import KubeServer
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("rbac")]

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from policy.gateway.connection import ConnectionSpec, connect, list_contexts
-from policy.gateway.errors import ConfigurationError, TransientError
-from policy.gateway.retry import RetryPolicy
+from policy.clusters.gateway.connection import ConnectionSpec, connect, list_contexts
+from policy.clusters.gateway.errors import ConfigurationError, TransientError
+from policy.clusters.gateway.retry import RetryPolicy
 from tests.gateway.faultproxy import FaultProxy
 from tests.gateway.kubeserver import KubeServer
 

@@ -10,9 +10,11 @@ from typing import Any
 
 from django.contrib.auth.models import Group, User
 
-from policy.engine import clear_caches, snapshot_for
-from policy.gateway.connection import MERGE_PATCH, Connection
-from policy.models import Cluster, ClusterSnapshot, PlacementDecision, SyncJob
+from policy.clusters.engine import clear_caches, snapshot_for
+from policy.clusters.gateway.connection import MERGE_PATCH, Connection
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.decisions.models import PlacementDecision
+from policy.sync.models import SyncJob
 from scoring.plugins.loadaware.args import LoadAwareArgs
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 from scoring.plugins.loadaware.thresholds import NodeThresholds

@@ -18,11 +18,13 @@ from celery.exceptions import Retry
 from django.utils import timezone
 
 from policy import tasks
-from policy.gateway.connection import MERGE_PATCH, Connection, Timeouts
-from policy.gateway.retry import RetryPolicy
-from policy.models import Cluster, ClusterSyncState, NodeThresholdPolicy, SyncJob
-from policy.services import sync as sync_services
+from policy.clusters.gateway.connection import MERGE_PATCH, Connection, Timeouts
+from policy.clusters.gateway.retry import RetryPolicy
+from policy.clusters.models import Cluster
+from policy.policies.models import NodeThresholdPolicy
 from policy.sync import appliers, jobs
+from policy.sync import services as sync_services
+from policy.sync.models import ClusterSyncState, SyncJob
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 from tests.gateway.faultproxy import FaultProxy, matching
 from tests.gateway.kubeserver import Json, KubeServer

@@ -9,19 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from policy.gateway.apply import (
+from policy.clusters.gateway.apply import (
     SloTarget,
     apply_configmap_key,
     apply_node_annotations,
     apply_slo_colocation,
     read_configmap,
 )
-from policy.gateway.connection import Connection, ConnectionSpec, connect
-from policy.gateway.desired import collect_policy
-from policy.gateway.drift import annotation_drift, configmap_key_drift
-from policy.gateway.errors import PermanentError
-from policy.gateway.informer import ClusterInformer
-from policy.gateway.readback import NODES, list_objects, read_cluster, watch
+from policy.clusters.gateway.connection import Connection, ConnectionSpec, connect
+from policy.clusters.gateway.desired import collect_policy
+from policy.clusters.gateway.drift import annotation_drift, configmap_key_drift
+from policy.clusters.gateway.errors import PermanentError
+from policy.clusters.gateway.informer import ClusterInformer
+from policy.clusters.gateway.readback import NODES, list_objects, read_cluster, watch
 from tests.gateway.kubeserver import ROOT, Json, KubeServer, create, manifests
 
 DEPLOY = ROOT / "deploy"

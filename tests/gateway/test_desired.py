@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from policy.gateway import desired
+from policy.clusters.gateway import desired
 from scoring.plugins.loadaware.thresholds import custom_usage_thresholds
 
 

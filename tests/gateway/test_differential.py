@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from policy.gateway.connection import Connection
-from policy.gateway.errors import NotFoundError
-from policy.gateway.readback import read_cluster
+from policy.clusters.gateway.connection import Connection
+from policy.clusters.gateway.errors import NotFoundError
+from policy.clusters.gateway.readback import read_cluster
 from scoring.config import load_configuration
 from scoring.engine import Engine
 from scoring.objects import parse_pod

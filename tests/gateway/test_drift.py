@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from policy.gateway.apply import apply_configmap_key, apply_node_annotations, read_configmap
-from policy.gateway.connection import MERGE_PATCH, Connection
-from policy.gateway.drift import Drift, annotation_drift, configmap_key_drift
-from policy.gateway.readback import NODES, list_objects
+from policy.clusters.gateway.apply import (
+    apply_configmap_key,
+    apply_node_annotations,
+    read_configmap,
+)
+from policy.clusters.gateway.connection import MERGE_PATCH, Connection
+from policy.clusters.gateway.drift import Drift, annotation_drift, configmap_key_drift
+from policy.clusters.gateway.readback import NODES, list_objects
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 from tests.gateway.kubeserver import ensure_namespaces
 

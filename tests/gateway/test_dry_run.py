@@ -8,8 +8,7 @@ import json
 import re
 from collections.abc import Callable
 
-from policy.gateway.apply import (
-    Change,
+from policy.clusters.gateway.apply import (
     SloTarget,
     apply_configmap_key,
     apply_node_annotations,
@@ -18,8 +17,13 @@ from policy.gateway.apply import (
     plan_node_annotations,
     plan_slo_colocation,
 )
-from policy.gateway.connection import Connection
-from policy.gateway.desired import collect_policy, node_collect_config, usage_thresholds_annotation
+from policy.clusters.gateway.changes import Change
+from policy.clusters.gateway.connection import Connection
+from policy.clusters.gateway.desired import (
+    collect_policy,
+    node_collect_config,
+    usage_thresholds_annotation,
+)
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 from tests.gateway.kubeserver import Json, create, ensure_namespaces
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from policy.gateway.apply import apply_configmap_key, apply_node_annotations
-from policy.gateway.connection import Connection
-from policy.gateway.errors import ApplyError, PermanentError
-from policy.gateway.retry import RetryPolicy
+from policy.clusters.gateway.apply import apply_configmap_key, apply_node_annotations
+from policy.clusters.gateway.connection import Connection
+from policy.clusters.gateway.errors import ApplyError, PermanentError
+from policy.clusters.gateway.retry import RetryPolicy
 from tests.gateway.faultproxy import FaultProxy, matching
 from tests.gateway.kubeserver import KubeServer, ensure_namespaces
 

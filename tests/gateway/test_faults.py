@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from policy.gateway.apply import (
+from policy.clusters.gateway.apply import (
     apply_configmap_key,
     apply_node_annotations,
     plan_configmap_key,
     read_configmap,
 )
-from policy.gateway.connection import Connection, Timeouts
-from policy.gateway.errors import TransientError
-from policy.gateway.retry import RetryPolicy
+from policy.clusters.gateway.connection import Connection, Timeouts
+from policy.clusters.gateway.errors import TransientError
+from policy.clusters.gateway.retry import RetryPolicy
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 from tests.gateway.faultproxy import FaultProxy, matching
 from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces

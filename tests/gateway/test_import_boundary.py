@@ -1,4 +1,4 @@
-"""Only ``policy/gateway/`` talks to Kubernetes: nothing else imports the client."""
+"""Only ``policy/clusters/gateway/`` talks to Kubernetes: nothing else imports the client."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-GATEWAY = ROOT / "policy" / "gateway"
+GATEWAY = ROOT / "policy" / "clusters" / "gateway"
 
 
 def kubernetes_imports(path: Path) -> list[int]:

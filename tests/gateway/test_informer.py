@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from policy.gateway import informer
-from policy.gateway.connection import Connection
-from policy.gateway.informer import ClusterInformer
-from policy.gateway.readback import NODES, SNAPSHOT_KINDS, read_cluster, version_signature
+from policy.clusters.gateway import informer
+from policy.clusters.gateway.connection import Connection
+from policy.clusters.gateway.informer import ClusterInformer
+from policy.clusters.gateway.readback import NODES, SNAPSHOT_KINDS, read_cluster, version_signature
 from tests.gateway.faultproxy import FaultProxy, matching
 from tests.gateway.kubeserver import Json, KubeServer, create, pending_pod
 

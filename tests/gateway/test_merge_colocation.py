@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from policy.gateway.apply import merge_colocation
-from policy.gateway.desired import collect_policy, node_collect_config
-from policy.gateway.errors import PermanentError
+from policy.clusters.gateway.apply import merge_colocation
+from policy.clusters.gateway.desired import collect_policy, node_collect_config
+from policy.clusters.gateway.errors import PermanentError
 
 FOREIGN = {
     "enable": True,

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from policy import evaluation
-from policy.gateway.connection import MERGE_PATCH, Connection
-from policy.models import Cluster, PlacementDecision
-from policy.services import sync as sync_services
+from policy.clusters.gateway.connection import MERGE_PATCH, Connection
+from policy.clusters.models import Cluster
+from policy.decisions import evaluation
+from policy.decisions.models import PlacementDecision
+from policy.sync import services as sync_services
 from tests.gateway.kubeserver import Json, KubeServer, create, ensure_namespaces, pending_pod
 
 NS = "observed"

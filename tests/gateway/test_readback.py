@@ -5,9 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from policy.gateway.connection import Connection
-from policy.gateway.readback import NODES, PODS, SNAPSHOT_KINDS, list_objects, read_cluster, watch
-from policy.ui.loadaware import NodeLoad, cluster_load, default_plugin
+from policy.clusters.gateway.connection import Connection
+from policy.clusters.gateway.readback import (
+    NODES,
+    PODS,
+    SNAPSHOT_KINDS,
+    list_objects,
+    read_cluster,
+    watch,
+)
+from policy.web.presenters.loadaware import NodeLoad, cluster_load, default_plugin
 from scoring.snapshot import Snapshot
 from tests.gateway.conftest import SEED_NOW
 from tests.gateway.faultproxy import FaultProxy
@@ -125,7 +132,7 @@ def test_lists_are_paginated(
 
 
 def test_a_missing_crd_is_reported_not_fatal(admin: Connection) -> None:
-    from policy.gateway.readback import Kind
+    from policy.clusters.gateway.readback import Kind
 
     absent = Kind("Widget", "example.com/v1", "/apis/example.com/v1/widgets", optional=True)
     result = list_objects(admin, absent)

@@ -19,8 +19,10 @@ import pytest
 from django.core.management import call_command
 
 from policy import tasks
-from policy.gateway.connection import MERGE_PATCH, Connection
-from policy.models import Cluster, PlacementDecision, SchedulerConfiguration, SchedulerProfile
+from policy.clusters.gateway.connection import MERGE_PATCH, Connection
+from policy.clusters.models import Cluster
+from policy.decisions.models import PlacementDecision
+from policy.policies.models import SchedulerConfiguration, SchedulerProfile
 from tests.gateway import kubeserver
 from tests.gateway.kubeserver import Json, KubeServer, create, ensure_namespaces, pending_pod
 

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from policy.gateway.errors import GatewayError
-from policy.gateway.redact import RedactingFilter, redact, register_secret
+from policy.clusters.gateway.errors import GatewayError
+from policy.clusters.gateway.redact import RedactingFilter, redact, register_secret
 
 
 @pytest.mark.parametrize(
@@ -42,8 +42,8 @@ def test_errors_are_redacted() -> None:
 
 
 def test_log_filter(caplog: pytest.LogCaptureFixture) -> None:
-    logger = logging.getLogger("policy.gateway.test")
+    logger = logging.getLogger("policy.clusters.gateway.test")
     logger.addFilter(RedactingFilter())
-    with caplog.at_level(logging.INFO, logger="policy.gateway.test"):
+    with caplog.at_level(logging.INFO, logger="policy.clusters.gateway.test"):
         logger.info("sending %s", "Authorization: Bearer abcdefgh12345")
     assert caplog.messages == ["sending Authorization: Bearer [redacted]"]

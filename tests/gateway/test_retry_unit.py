@@ -7,8 +7,8 @@ import json
 import pytest
 import urllib3.exceptions
 
-from policy.gateway import retry
-from policy.gateway.errors import (
+from policy.clusters.gateway import retry
+from policy.clusters.gateway.errors import (
     ConflictError,
     NotFoundError,
     PermanentError,

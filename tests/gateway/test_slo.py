@@ -7,15 +7,15 @@ from collections.abc import Callable
 
 import pytest
 
-from policy.gateway.apply import (
+from policy.clusters.gateway.apply import (
     SloTarget,
     apply_slo_colocation,
     plan_slo_colocation,
     read_configmap,
 )
-from policy.gateway.connection import Connection
-from policy.gateway.desired import collect_policy, node_collect_config
-from policy.gateway.errors import PermanentError
+from policy.clusters.gateway.connection import Connection
+from policy.clusters.gateway.desired import collect_policy, node_collect_config
+from policy.clusters.gateway.errors import PermanentError
 from tests.gateway.kubeserver import create, ensure_namespaces
 
 NS = "koordinator-system"

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from policy.models import (
-    Cluster,
+from policy.accounts.changes import ChangeContext
+from policy.clusters.models import Cluster
+from policy.policies import services as policies
+from policy.policies.models import (
     LoadAwareSchedulingArgs,
     NodeThresholdPolicy,
     SchedulerConfiguration,
     SchedulerProfile,
 )
-from policy.services import policies
-from policy.services.changes import ChangeContext
-from policy.views.support import clear_caches as clear_page_caches
+from policy.web.pages import clear_caches as clear_page_caches
 
 SYSTEM = ChangeContext.system()
 POD_YAML = """\

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from policy.models import ClusterSnapshot
+from policy.clusters.models import ClusterSnapshot
 from scoring import decision_codec
 from tests.scoring.builders import make_container, make_pod
 

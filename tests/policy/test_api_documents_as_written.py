@@ -11,7 +11,7 @@ import pytest
 import yaml
 from django.contrib.auth.models import User
 
-from policy.models import SchedulerConfiguration
+from policy.policies.models import SchedulerConfiguration
 from scoring.config.dump import leaves
 from tests.policy.policy_api import ARGS, CONFIGS, ok, patch
 from tests.scoring.builders import make_container, make_pod

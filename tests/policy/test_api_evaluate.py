@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from policy.models import ClusterSnapshot, PlacementDecision
+from policy.clusters.models import ClusterSnapshot
+from policy.decisions.models import PlacementDecision
 from tests.scoring.builders import make_container, make_pod
 
 pytestmark = pytest.mark.django_db
@@ -87,7 +88,7 @@ def test_bad_input_is_a_400_naming_the_field(
 
 
 def test_cluster_without_snapshot_is_a_400(api_client: Any, viewer: User) -> None:
-    from policy.models import Cluster
+    from policy.clusters.models import Cluster
 
     cluster = Cluster.objects.create(name="empty")
     api_client.force_login(viewer)

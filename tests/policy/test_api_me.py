@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from policy.services import create_token
+from policy.accounts.services import create_token
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from policy.models import Cluster
+from policy.clusters.models import Cluster
 from scoring.plugins.loadaware.thresholds import parse_custom
 from tests.policy.policy_api import COLLECT, THRESHOLDS, fields_of, ok, patch, post
 

@@ -18,9 +18,10 @@ from django.contrib.auth.models import Group, User
 from django.db import connection, connections
 from rest_framework.test import APIClient
 
-from policy import documents
-from policy.models import Cluster, SchedulerConfiguration, SchedulerProfile
-from policy.services import create_token
+from policy.accounts.services import create_token
+from policy.clusters.models import Cluster
+from policy.policies import documents
+from policy.policies.models import SchedulerConfiguration, SchedulerProfile
 
 pytestmark = [
     # Real commits, so the threads see each other's rows. (The flush afterwards leaves the

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from policy.models import Cluster, SchedulerConfiguration, SchedulerProfile
+from policy.clusters.models import Cluster
+from policy.policies.models import SchedulerConfiguration, SchedulerProfile
 from tests.policy.policy_api import ARGS, CONFIGS, PROFILES, THRESHOLDS
 
 pytestmark = pytest.mark.django_db

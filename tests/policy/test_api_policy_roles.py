@@ -8,16 +8,16 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from policy.models import (
-    AuthorizationFailure,
-    Cluster,
+from policy.accounts.models import AuthorizationFailure
+from policy.accounts.services import create_token
+from policy.clusters.models import Cluster
+from policy.policies.models import (
     LoadAwareSchedulingArgs,
     NodeMetricCollectPolicy,
     NodeThresholdPolicy,
     SchedulerConfiguration,
     SchedulerProfile,
 )
-from policy.services import create_token
 
 pytestmark = pytest.mark.django_db
 
@@ -151,7 +151,7 @@ def test_read_only_tokens_cannot_write(api_client: Any, editor: User, objects: A
     assert allowed.status_code == 200
     change = objects["profiles"].__class__.objects.get(pk=objects["profiles"].pk)
     assert change.version == 2
-    from policy.models import PolicyChange
+    from policy.accounts.models import PolicyChange
 
     recorded = PolicyChange.objects.filter(object_id=change.pk, action="update").first()
     assert recorded is not None and (recorded.source, recorded.token_name) == ("token", "rw")

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from policy.models import Cluster
+from policy.clusters.models import Cluster
 
 pytestmark = pytest.mark.django_db
 

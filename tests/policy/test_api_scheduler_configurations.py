@@ -9,9 +9,11 @@ import pytest
 import yaml
 from django.contrib.auth.models import User
 
-from policy.models import Cluster, PolicyChange, SchedulerConfiguration
-from policy.services import policies
-from policy.services.changes import ChangeContext
+from policy.accounts.changes import ChangeContext
+from policy.accounts.models import PolicyChange
+from policy.clusters.models import Cluster
+from policy.policies import services as policies
+from policy.policies.models import SchedulerConfiguration
 from scoring.config import dump_configuration, load_configuration
 from tests.policy.policy_api import (
     ARGS,
@@ -468,7 +470,7 @@ def test_automatic_push_queues_a_sync(
     celery_eager: None,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    from policy.models import Cluster
+    from policy.clusters.models import Cluster
 
     Cluster.objects.filter(pk=configuration["cluster"]).update(push_mode="automatic")
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
@@ -481,10 +483,10 @@ def test_automatic_push_queues_a_sync(
 
 
 def syncs(callbacks: list[Any]) -> list[Any]:
-    """The on-commit callbacks other than preparing the cluster's views (policy.prepared)."""
-    from policy import prepared
+    """The on-commit callbacks other than preparing the cluster's views (policy.web.prepared)."""
+    from policy.core import broker
 
-    return [c for c in callbacks if getattr(c, "func", None) is not prepared.send]
+    return [c for c in callbacks if getattr(c, "args", (None,))[0] != broker.PREPARE_SNAPSHOT]
 
 
 def test_filters_ordering_and_pagination(client: Any, configuration: dict[str, Any]) -> None:

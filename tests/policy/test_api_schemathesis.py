@@ -31,8 +31,9 @@ from schemathesis.checks import (
 from schemathesis.config import SchemathesisConfig
 
 from config.wsgi import application
-from policy.models import Cluster, SchedulerConfiguration, SchedulerProfile
-from policy.services import create_token
+from policy.accounts.services import create_token
+from policy.clusters.models import Cluster
+from policy.policies.models import SchedulerConfiguration, SchedulerProfile
 
 CHECKS = [
     not_a_server_error,

@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from policy.models import ApiToken
-from policy.services import create_token
+from policy.accounts.models import ApiToken
+from policy.accounts.services import create_token
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
-from policy import engine
-from policy.caching import BuildCache
+from policy.clusters import engine
+from policy.core.caching import BuildCache
 
 
 def wait_until(check: Callable[[], object], timeout: float = 60) -> None:

@@ -11,11 +11,15 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
-from policy import services, tasks
-from policy.engine import clear_caches, engine_for, snapshot_for
-from policy.models import Cluster, ClusterSnapshot, PolicyChange, SchedulerConfiguration
-from policy.snapshots import summarize
-from policy.ui.loadaware import ClusterLoad, cluster_load, default_plugin
+from policy import tasks
+from policy.accounts.models import PolicyChange
+from policy.clusters import services as cluster_services
+from policy.clusters.engine import clear_caches, engine_for, snapshot_for
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.clusters.snapshots import summarize
+from policy.decisions import retention
+from policy.policies.models import SchedulerConfiguration
+from policy.web.presenters.loadaware import ClusterLoad, cluster_load, default_plugin
 from scoring.snapshot import Snapshot
 from tests.conftest import NOW
 
@@ -60,8 +64,8 @@ def test_the_command_stores_demo_policies_once_that_serve_every_demo_pod() -> No
 
 
 def test_loading_again_adds_a_snapshot_to_the_same_cluster() -> None:
-    services.load_demo_cluster(nodes=5, now=NOW)
-    latest = services.load_demo_cluster(nodes=5, now=NOW + timedelta(minutes=5))
+    cluster_services.load_demo_cluster(nodes=5, now=NOW)
+    latest = cluster_services.load_demo_cluster(nodes=5, now=NOW + timedelta(minutes=5))
     assert Cluster.objects.count() == 1
     assert latest.cluster.latest_snapshot() == latest
     assert ClusterSnapshot.snapshots.count() == 2
@@ -92,9 +96,9 @@ def test_an_unreadable_snapshot_is_still_counted(demo_snapshot: Any) -> None:
 
 def test_prune_keeps_the_newest_snapshots_per_cluster(celery_eager: None) -> None:
     for minute in range(4):
-        services.load_demo_cluster(nodes=2, now=NOW + timedelta(minutes=minute))
-    services.load_demo_cluster(name="other", nodes=2, now=NOW)
-    assert services.prune_snapshots(keep=2) == 2
+        cluster_services.load_demo_cluster(nodes=2, now=NOW + timedelta(minutes=minute))
+    cluster_services.load_demo_cluster(name="other", nodes=2, now=NOW)
+    assert cluster_services.prune_snapshots(keep=2) == 2
     remaining = ClusterSnapshot.snapshots.filter(cluster__name="demo")
     assert [s.taken_at for s in remaining] == [NOW + timedelta(minutes=m) for m in (3, 2)]
     assert ClusterSnapshot.snapshots.filter(cluster__name="other").count() == 1
@@ -145,8 +149,8 @@ def test_a_kubeconfig_cluster_needs_a_path() -> None:
 def test_prune_drops_old_decisions_and_caps_each_cluster(
     demo_snapshot: Any, settings: Any, celery_eager: None
 ) -> None:
-    from policy.evaluation import evaluate_pod
-    from policy.models import PlacementDecision
+    from policy.decisions.evaluation import evaluate_pod
+    from policy.decisions.models import PlacementDecision
     from tests.scoring.builders import make_container, make_pod
 
     cluster = demo_snapshot.cluster
@@ -156,6 +160,6 @@ def test_prune_drops_old_decisions_and_caps_each_cluster(
     newest = list(decisions.values_list("id", flat=True))
     PlacementDecision.objects.filter(id=newest[-1]).update(created=NOW - timedelta(days=31))
     settings.DECISION_RETENTION_COUNT = 3
-    assert services.prune_decisions(now=NOW) == 2  # one too old, one beyond the newest 3
+    assert retention.prune_decisions(now=NOW) == 2  # one too old, one beyond the newest 3
     assert list(decisions.values_list("id", flat=True)) == newest[:3]
     assert tasks.prune_decisions_task.delay().get() == 0

@@ -13,7 +13,7 @@ import pytest
 from django.db import OperationalError
 from django.test import Client
 
-from policy import health
+from policy.core import health
 
 
 def test_healthz_needs_no_login_or_database(client: Client) -> None:

@@ -16,13 +16,9 @@ import yaml
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy.models import (
-    Cluster,
-    ClusterSnapshot,
-    PlacementDecision,
-    SchedulerConfiguration,
-    WhatIfRun,
-)
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.decisions.models import PlacementDecision, WhatIfRun
+from policy.policies.models import SchedulerConfiguration
 from scoring.inputs import MAX_DEPTH, InputLimitError, load_yaml
 from tests.scoring.builders import make_container, make_pod
 
@@ -253,7 +249,7 @@ def test_a_file_that_is_not_a_kubeconfig_is_a_400_naming_the_path(
 def test_a_hostile_scheduler_configmap_is_not_the_same_document_and_costs_nothing() -> None:
     """The live ConfigMap's text is compared with what schedboard would write (dry-run, drift):
     an alias bomb in it is refused by the loader's limits, not expanded."""
-    from policy.gateway.apply import same_document
+    from policy.clusters.gateway.apply import same_document
 
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "

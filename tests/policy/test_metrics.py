@@ -9,7 +9,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from policy.models import ClusterSnapshot, PlacementDecision, SyncJob
+from policy.clusters.models import ClusterSnapshot
+from policy.decisions.models import PlacementDecision
+from policy.sync.models import SyncJob
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy.models import Cluster
+from policy.clusters.models import Cluster
 from tests.personas import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -96,7 +96,7 @@ def test_dashboard_needs_a_role(client: Client, nobody: User) -> None:
 
 
 def test_dashboard_survives_unreadable_objects(client: Client, viewer: User) -> None:
-    from policy.services import record_snapshot
+    from policy.clusters.services import record_snapshot
 
     cluster = Cluster.objects.create(name="broken", kind="in-cluster")
     record_snapshot(

@@ -11,8 +11,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy import prepared
-from policy.services import load_demo_cluster
+from policy.clusters.services import load_demo_cluster
+from policy.core import broker
 from tests.conftest import NOW
 
 
@@ -29,7 +29,7 @@ def test_the_previous_snapshot_is_shown_while_the_newest_is_built(
 ) -> None:
     """When the worker has not prepared the newest snapshot yet (with no broker it prepares it
     at once, in this process: held back here)."""
-    monkeypatch.setattr(prepared, "send", lambda cluster_id: None)
+    monkeypatch.setattr(broker, "prepare_views", lambda cluster_id: None)
     settings.DASHBOARD_BACKGROUND_BUILD_NODES = 10
     client.force_login(make_user("val", "viewer"))
     first = load_demo_cluster(nodes=12, now=NOW)

@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy.models import Cluster
-from policy.services import load_demo_cluster
+from policy.clusters.models import Cluster
+from policy.clusters.services import load_demo_cluster
 
 pytestmark = pytest.mark.django_db
 

@@ -14,10 +14,10 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy.models import ClusterSnapshot
-from policy.services import load_demo_cluster
-from policy.ui.charts import COLOURS, shared_stylesheet
-from policy.ui.links import edit_links
+from policy.clusters.models import ClusterSnapshot
+from policy.clusters.services import load_demo_cluster
+from policy.web.links import edit_links
+from policy.web.presenters.charts import COLOURS, shared_stylesheet
 from tests.conftest import NOW
 from tests.policy.builders import loadaware_configuration
 
@@ -156,7 +156,7 @@ def test_trends_across_snapshots_and_decisions(
     assert "One snapshot so far" in html
     assert "No decision in the last 14 days" in html
     load_demo_cluster(nodes=12, now=NOW + timedelta(minutes=5))
-    from policy.evaluation import evaluate_pod
+    from policy.decisions.evaluation import evaluate_pod
 
     cluster = demo_snapshot.cluster
     evaluate_pod(cluster, {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []}})
@@ -259,8 +259,8 @@ def test_the_shared_chart_stylesheet_is_pygals_for_our_style() -> None:
 
 def test_a_cluster_without_nodes_has_a_dashboard(client: Client, viewer: User) -> None:
     """A newly connected cluster may have no node yet: an empty dashboard, not an error."""
-    from policy.models import Cluster
-    from policy.services import record_snapshot
+    from policy.clusters.models import Cluster
+    from policy.clusters.services import record_snapshot
 
     cluster = Cluster.objects.create(name="empty", kind="demo")
     record_snapshot(cluster, [], NOW)
@@ -293,7 +293,7 @@ def test_a_dashboard_prepared_before_labels_were_kept_still_reads(
     client: Client, viewer: User, demo_snapshot: ClusterSnapshot
 ) -> None:
     """Prepared rows from before a field was added decode with its default."""
-    from policy.prepared import decode_load, encode_load
+    from policy.web.prepared import decode_load, encode_load
 
     load = dashboard(client, viewer).context["summary"]
     data = encode_load(load)

@@ -14,10 +14,11 @@ from django.test import Client
 from django.utils import timezone
 from django.utils.html import escape
 
-from policy.choices import DecisionSource
-from policy.evaluation import evaluate_pod
-from policy.models import ClusterSnapshot, PlacementDecision
-from policy.services import load_demo_cluster
+from policy.clusters.models import ClusterSnapshot
+from policy.clusters.services import load_demo_cluster
+from policy.core.choices import DecisionSource
+from policy.decisions.evaluation import evaluate_pod
+from policy.decisions.models import PlacementDecision
 from tests.conftest import NOW
 from tests.policy.builders import loadaware_configuration
 
@@ -221,7 +222,7 @@ def test_history_needs_a_role(client: Client, nobody: User) -> None:
 def test_the_schedulers_own_decisions_are_filtered_by_agreement(
     client: Client, viewer: User, demo_snapshot: ClusterSnapshot
 ) -> None:
-    from policy import evaluation
+    from policy.decisions import evaluation
     from tests.scoring.builders import make_container, make_pod
 
     cluster = demo_snapshot.cluster
@@ -250,7 +251,7 @@ def test_the_schedulers_own_decisions_are_filtered_by_agreement(
 def test_the_dashboard_shows_agreement_with_the_scheduler_per_profile(
     client: Client, viewer: User, demo_snapshot: ClusterSnapshot
 ) -> None:
-    from policy import evaluation
+    from policy.decisions import evaluation
     from tests.scoring.builders import make_container, make_pod
 
     cluster = demo_snapshot.cluster

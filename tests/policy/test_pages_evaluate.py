@@ -9,8 +9,9 @@ from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from policy.choices import DecisionSource
-from policy.models import ClusterSnapshot, PlacementDecision
+from policy.clusters.models import ClusterSnapshot
+from policy.core.choices import DecisionSource
+from policy.decisions.models import PlacementDecision
 from tests.policy.builders import loadaware_configuration, pod_yaml
 
 pytestmark = pytest.mark.django_db
@@ -129,7 +130,7 @@ def test_configuration_choice(client: Client, viewer: User, demo_snapshot: Clust
 
 
 def test_cluster_without_snapshot(client: Client, viewer: User) -> None:
-    from policy.models import Cluster
+    from policy.clusters.models import Cluster
 
     cluster = Cluster.objects.create(name="empty")
     client.force_login(viewer)

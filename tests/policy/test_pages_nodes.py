@@ -11,9 +11,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils.html import escape
 
-from policy.engine import clear_caches
-from policy.models import ClusterSnapshot
-from policy.services import load_demo_cluster
+from policy.clusters.engine import clear_caches
+from policy.clusters.models import ClusterSnapshot
+from policy.clusters.services import load_demo_cluster
 from tests.conftest import NOW
 from tests.policy.builders import loadaware_configuration
 
@@ -120,7 +120,7 @@ def test_node_page_needs_a_role(
 def test_the_node_itself_labels_taints_conditions_images_and_its_threshold_policy(
     client: Client, viewer: User, demo_snapshot: ClusterSnapshot
 ) -> None:
-    from policy.models import NodeThresholdPolicy
+    from policy.policies.models import NodeThresholdPolicy
 
     node = next(o for o in demo_snapshot.objects if o["kind"] == "Node")
     name = node["metadata"]["name"]

@@ -12,19 +12,19 @@ import yaml
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy.choices import ChangeSource, PushMode
-from policy.models import (
-    ClusterSnapshot,
+from policy.accounts.changes import ChangeContext
+from policy.accounts.models import PolicyChange
+from policy.clusters.models import ClusterSnapshot
+from policy.core.choices import ChangeSource, PushMode
+from policy.policies import services as policies
+from policy.policies.models import (
     LoadAwareSchedulingArgs,
     NodeMetricCollectPolicy,
     NodeThresholdPolicy,
-    PolicyChange,
     SchedulerConfiguration,
     SchedulerProfile,
-    SyncJob,
 )
-from policy.services import policies
-from policy.services.changes import ChangeContext
+from policy.sync.models import SyncJob
 
 pytestmark = pytest.mark.django_db
 

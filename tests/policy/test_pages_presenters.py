@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from policy.ui import charts, explain
-from policy.ui import format as fmt
-from policy.ui.dashboard import Band, NodeQuery, histogram, select, sort_nodes
-from policy.ui.decision import decision_view
-from policy.ui.loadaware import cluster_load, default_plugin
+from policy.web import format as fmt
+from policy.web.presenters import charts, explain
+from policy.web.presenters.dashboard import Band, NodeQuery, histogram, select, sort_nodes
+from policy.web.presenters.decision import decision_view
+from policy.web.presenters.loadaware import cluster_load, default_plugin
 from scoring.engine import Engine
 from scoring.objects import parse_pod
 from scoring.snapshot import Snapshot

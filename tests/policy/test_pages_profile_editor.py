@@ -10,9 +10,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy.models import ClusterSnapshot, SchedulerProfile
-from policy.services import policies
-from policy.services.changes import ChangeContext
+from policy.accounts.changes import ChangeContext
+from policy.clusters.models import ClusterSnapshot
+from policy.policies import services as policies
+from policy.policies.models import SchedulerProfile
 
 pytestmark = pytest.mark.django_db
 

@@ -11,15 +11,15 @@ from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from policy.models import (
-    ClusterSnapshot,
+from policy.accounts.changes import ChangeContext
+from policy.accounts.models import PolicyChange
+from policy.clusters.models import ClusterSnapshot
+from policy.policies import services as policies
+from policy.policies.models import (
     LoadAwareSchedulingArgs,
-    PolicyChange,
     SchedulerConfiguration,
     SchedulerProfile,
 )
-from policy.services import policies
-from policy.services.changes import ChangeContext
 
 pytestmark = pytest.mark.django_db
 

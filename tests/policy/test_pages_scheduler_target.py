@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy.models import Cluster, ClusterSnapshot
+from policy.clusters.models import Cluster, ClusterSnapshot
 
 pytestmark = pytest.mark.django_db
 

@@ -12,18 +12,13 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
-from policy.models import (
-    AuthorizationFailure,
-    Cluster,
-    ClusterSnapshot,
-    NodeThresholdPolicy,
-    SyncJob,
-    SyncJobKind,
-    SyncJobStatus,
-)
-from policy.services import policies
-from policy.services.changes import ChangeContext
+from policy.accounts.changes import ChangeContext
+from policy.accounts.models import AuthorizationFailure
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.policies import services as policies
+from policy.policies.models import NodeThresholdPolicy
 from policy.sync.confirmation import plan_digest
+from policy.sync.models import SyncJob, SyncJobKind, SyncJobStatus
 from tests.policy.builders import unpushed_policies
 
 pytestmark = pytest.mark.django_db
@@ -344,7 +339,7 @@ def test_job_list_sorts_by_its_columns(
 def test_what_if_list_sorts_by_its_columns(client: Client, viewer: User) -> None:
     from django.utils import timezone
 
-    from policy.models import WhatIfRun
+    from policy.decisions.models import WhatIfRun
 
     cluster = Cluster.objects.create(name="sorted")
     for pods, label in ((5, "b"), (50, "a"), (500, "c")):

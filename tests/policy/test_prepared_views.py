@@ -1,4 +1,4 @@
-"""Views the worker prepares when a snapshot is stored (policy.prepared): read back, they give
+"""Views the worker prepares when a snapshot is stored (policy.web.prepared): read back, they give
 exactly what the pages build inline."""
 
 from __future__ import annotations
@@ -7,10 +7,12 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from policy import prepared
-from policy.models import ClusterSnapshot, PreparedView
-from policy.services import load_demo_cluster, seed_demo_policies
-from policy.views import support
+from policy.clusters.models import ClusterSnapshot
+from policy.clusters.services import load_demo_cluster
+from policy.policies.demo import seed_demo_policies
+from policy.web import pages as support
+from policy.web import prepared
+from policy.web.models import PreparedView
 from tests.conftest import NOW
 
 

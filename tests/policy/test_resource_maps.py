@@ -11,8 +11,8 @@ from django.core.exceptions import ValidationError
 from rest_framework.exceptions import ValidationError as ApiValidationError
 
 from policy.api.policy_serializers import ResourceMapField as ApiField
-from policy.validators import resource_map_validator
-from policy.views.policy_forms import ResourceMapField as FormField
+from policy.core.validators import resource_map_validator
+from policy.web.forms.policies import ResourceMapField as FormField
 
 BAD: dict[str, Any] = {
     "not an integer": {"cpu": "lots"},

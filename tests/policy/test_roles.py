@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import AnonymousUser, Group, User
 from django.core.management import call_command
 
-from policy.roles import can_edit_policy, can_push_policy, can_view, roles_of
+from policy.accounts.roles import can_edit_policy, can_push_policy, can_view, roles_of
 
 
 def test_groups_exist_after_migrations(db: None) -> None:

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from policy import snapshot_chains
-from policy.models import Cluster, ClusterSnapshot
-from policy.services import prune_snapshots, record_snapshot
-from policy.snapshot_chains import SnapshotChanges, object_ref
+from policy.clusters import snapshot_chains
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.clusters.object_changes import SnapshotChanges, object_ref
+from policy.clusters.services import prune_snapshots, record_snapshot
 from scoring.synthetic import generate_cluster
 
 pytestmark = pytest.mark.django_db

@@ -11,17 +11,14 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from policy.choices import WhatIfStatus
-from policy.engine import engine_for, snapshot_for
-from policy.models import (
-    Cluster,
-    ClusterSnapshot,
-    NodeThresholdPolicy,
-    SchedulerConfiguration,
-    WhatIfRun,
-)
-from policy.services import seed_demo_policies, whatif
-from policy.views.whatif_forms import SAMPLE_WORKLOAD
+from policy.clusters.engine import engine_for, snapshot_for
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.core.choices import WhatIfStatus
+from policy.decisions import whatif
+from policy.decisions.models import WhatIfRun
+from policy.policies.demo import seed_demo_policies
+from policy.policies.models import NodeThresholdPolicy, SchedulerConfiguration
+from policy.web.forms.whatif import SAMPLE_WORKLOAD
 from scoring.loading import flatten, parse_documents
 from scoring.objects import parse_pod
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY

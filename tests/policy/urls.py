@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.urls import urlpatterns as project_urlpatterns
-from policy.roles import CanEditPolicy
+from policy.accounts.roles import CanEditPolicy
 
 
 class StandInPolicyView(APIView):

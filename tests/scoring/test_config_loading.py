@@ -16,9 +16,9 @@ from scoring.config import (
     load_configuration,
     validate_configuration,
 )
-from scoring.config.k8s_names import is_extended_resource_name, is_label_key
 from scoring.durations import format_duration, parse_duration
 from scoring.errors import ConfigurationInvalid, InputError
+from scoring.k8s_names import is_extended_resource_name, is_label_key
 
 HEADER = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 YAML_HEADER = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"

@@ -15,9 +15,11 @@ from django.test import Client
 from django.utils import timezone
 
 from config.celery import app
-from policy.models import ClusterSnapshot, SyncJob, SyncJobStatus, WhatIfRun
-from policy.services import load_demo_cluster
+from policy.clusters.models import ClusterSnapshot
+from policy.clusters.services import load_demo_cluster
+from policy.decisions.models import WhatIfRun
 from policy.sync import jobs
+from policy.sync.models import SyncJob, SyncJobStatus
 
 DOWN = "redis://127.0.0.1:1/0"  # nothing listens on port 1
 

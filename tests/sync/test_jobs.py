@@ -13,17 +13,13 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from policy import tasks
-from policy.models import (
-    Cluster,
-    ClusterSnapshot,
-    ClusterSyncState,
-    NodeThresholdPolicy,
-    PlacementDecision,
-    SyncJob,
-)
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.decisions.models import PlacementDecision
+from policy.policies.models import NodeThresholdPolicy
 from policy.sync import jobs
 from policy.sync.appliers import store_derived_snapshot
 from policy.sync.demo import drifted_objects
+from policy.sync.models import ClusterSyncState, SyncJob
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,9 @@ import yaml
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy.models import ClusterSnapshot, ClusterSyncState, SyncJob, SyncJobKind, SyncJobTrigger
+from policy.clusters.models import ClusterSnapshot
 from policy.sync.attention import scheduler_attention
+from policy.sync.models import ClusterSyncState, SyncJob, SyncJobKind, SyncJobTrigger
 from tests.policy.builders import unpushed_policies
 
 KOORD = {
@@ -128,7 +129,7 @@ def test_the_sync_page_asks_for_the_acknowledgement(
 
 @pytest.mark.django_db
 def test_an_automatic_push_never_writes_a_risky_change(planned: Any, run_on_commit: Any) -> None:
-    from policy.services import sync as sync_services
+    from policy.sync import services as sync_services
 
     with run_on_commit():
         job = sync_services.push(planned, trigger=SyncJobTrigger.AUTOMATIC)

@@ -9,14 +9,9 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from policy.models import (
-    ClusterSnapshot,
-    ClusterSyncState,
-    NodeThresholdPolicy,
-    SyncJob,
-    SyncJobKind,
-    SyncJobStatus,
-)
+from policy.clusters.models import ClusterSnapshot
+from policy.policies.models import NodeThresholdPolicy
+from policy.sync.models import ClusterSyncState, SyncJob, SyncJobKind, SyncJobStatus
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 
 pytestmark = pytest.mark.django_db
@@ -165,8 +160,8 @@ def test_manual_clusters_do_not_push_on_change(
 def test_a_confirmed_push_writes_only_what_was_confirmed(
     policy: NodeThresholdPolicy, run_on_commit: Any
 ) -> None:
-    from policy.services import sync as sync_services
     from policy.sync import jobs
+    from policy.sync import services as sync_services
 
     cluster = policy.cluster
     reviewed = sync_services.plan(cluster)

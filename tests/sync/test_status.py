@@ -12,11 +12,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from policy.models import NodeThresholdPolicy, SyncJob, SyncJobKind, SyncJobStatus
-from policy.services import policies
-from policy.services import sync as sync_services
-from policy.services.changes import ChangeContext
-from policy.services.sync_status import FAILED, PENDING, SYNCED, for_cluster
+from policy.accounts.changes import ChangeContext
+from policy.policies import services as policies
+from policy.policies.models import NodeThresholdPolicy
+from policy.sync import services as sync_services
+from policy.sync.models import SyncJob, SyncJobKind, SyncJobStatus
+from policy.sync.status import FAILED, PENDING, SYNCED, for_cluster
 
 pytestmark = pytest.mark.django_db
 
@@ -200,8 +201,8 @@ def test_a_demo_clusters_collect_policy_is_not_written_not_synced(
 ) -> None:
     """A demo cluster has no slo-controller: a push writes no collect policy, so calling it
     synced would be false."""
-    from policy.models import NodeMetricCollectPolicy
-    from policy.services.sync_status import NOT_WRITTEN
+    from policy.policies.models import NodeMetricCollectPolicy
+    from policy.sync.status import NOT_WRITTEN
 
     collect = NodeMetricCollectPolicy.objects.create(
         cluster=policy.cluster, name="default", is_default=True, report_interval_seconds=30

@@ -8,9 +8,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from policy.choices import WhatIfStatus
-from policy.models import WhatIfRun
-from policy.services import load_demo_cluster, seed_demo_policies, whatif
+from policy.clusters.services import load_demo_cluster
+from policy.core.choices import WhatIfStatus
+from policy.decisions import whatif
+from policy.decisions.models import WhatIfRun
+from policy.policies.demo import seed_demo_policies
 from tests.sync.worker import (  # noqa: F401 (fixtures)
     Worker,
     committed_db,

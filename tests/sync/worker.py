@@ -141,7 +141,8 @@ def committed_db(django_db_setup: None, django_db_blocker: Any) -> Iterator[None
     """
     from django.contrib.auth.models import User
 
-    from policy.models import AuthorizationFailure, Cluster, PolicyChange
+    from policy.accounts.models import AuthorizationFailure, PolicyChange
+    from policy.clusters.models import Cluster
 
     def newest(model: Any) -> int:
         return int(model.objects.order_by("-pk").values_list("pk", flat=True).first() or 0)

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from policy import prepared
-from policy.choices import Role
-from policy.engine import clear_caches as clear_engine_caches
-from policy.services import load_demo_cluster
-from policy.views.support import clear_caches as clear_page_caches
+from policy.clusters.engine import clear_caches as clear_engine_caches
+from policy.clusters.services import load_demo_cluster
+from policy.core import broker
+from policy.core.choices import Role
+from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
 
@@ -30,7 +30,7 @@ def test_the_dashboard_follows_a_new_snapshot_by_itself(
     log_in(page, live_server, "dora")  # lands on the dashboard: built inline
     assert f"snapshot {first.pk} taken" in page.locator("main").inner_text()
 
-    monkeypatch.setattr(prepared, "send", lambda cluster_id: None)  # the worker is behind
+    monkeypatch.setattr(broker, "prepare_views", lambda cluster_id: None)  # the worker is behind
     newest = load_demo_cluster(nodes=60)
     page.reload()
     notice = page.get_by_role("status").filter(has_text="is being prepared")

@@ -14,11 +14,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from policy.choices import DecisionSource, Role
-from policy.engine import clear_caches as clear_engine_caches
-from policy.evaluation import evaluate_pod
-from policy.services import load_demo_cluster, seed_demo_policies
-from policy.views.support import clear_caches as clear_page_caches
+from policy.clusters.engine import clear_caches as clear_engine_caches
+from policy.clusters.services import load_demo_cluster
+from policy.core.choices import DecisionSource, Role
+from policy.decisions.evaluation import evaluate_pod
+from policy.policies.demo import seed_demo_policies
+from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
 

@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 
-from policy.engine import clear_caches as clear_engine_caches
-from policy.models import Cluster, LoadAwareSchedulingArgs
-from policy.services import load_demo_cluster, policies
-from policy.services.changes import ChangeContext, history
-from policy.views.support import clear_caches as clear_page_caches
+from policy.accounts.changes import ChangeContext, history
+from policy.clusters.engine import clear_caches as clear_engine_caches
+from policy.clusters.models import Cluster
+from policy.clusters.services import load_demo_cluster
+from policy.policies import services as policies
+from policy.policies.models import LoadAwareSchedulingArgs
+from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
 

@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from policy.engine import clear_caches as clear_engine_caches
-from policy.models import SchedulerConfiguration, SchedulerProfile
-from policy.services import load_demo_cluster, policies
-from policy.services.changes import ChangeContext
-from policy.views.support import clear_caches as clear_page_caches
+from policy.accounts.changes import ChangeContext
+from policy.clusters.engine import clear_caches as clear_engine_caches
+from policy.clusters.services import load_demo_cluster
+from policy.policies import services as policies
+from policy.policies.models import SchedulerConfiguration, SchedulerProfile
+from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
 from tests.ui.test_mobile import PHONE, WIDEST

@@ -13,16 +13,12 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from policy.engine import clear_caches as clear_engine_caches
-from policy.models import (
-    AuthorizationFailure,
-    NodeThresholdPolicy,
-    SyncJob,
-    SyncJobKind,
-    SyncJobStatus,
-)
-from policy.services import load_demo_cluster
-from policy.views.support import clear_caches as clear_page_caches
+from policy.accounts.models import AuthorizationFailure
+from policy.clusters.engine import clear_caches as clear_engine_caches
+from policy.clusters.services import load_demo_cluster
+from policy.policies.models import NodeThresholdPolicy
+from policy.sync.models import SyncJob, SyncJobKind, SyncJobStatus
+from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.policy.builders import unpushed_policies
 from tests.ui.session import log_in

@@ -9,12 +9,15 @@ from typing import Any
 
 import pytest
 
-from policy.choices import Role, WhatIfStatus
-from policy.engine import clear_caches as clear_engine_caches
-from policy.models import Cluster, WhatIfRun
-from policy.services import load_demo_cluster, seed_demo_policies, whatif
-from policy.views.support import clear_caches as clear_page_caches
-from policy.views.whatif_forms import SAMPLE_WORKLOAD
+from policy.clusters.engine import clear_caches as clear_engine_caches
+from policy.clusters.models import Cluster
+from policy.clusters.services import load_demo_cluster
+from policy.core.choices import Role, WhatIfStatus
+from policy.decisions import whatif
+from policy.decisions.models import WhatIfRun
+from policy.policies.demo import seed_demo_policies
+from policy.web.forms.whatif import SAMPLE_WORKLOAD
+from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
 

@@ -4,11 +4,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from policy.choices import ClusterKind
-from policy.gateway.discovery import SCHEDULER_CONFIGMAP_PLACES
-from policy.gateway.errors import GatewayError
-from policy.services.changes import ChangeContext
-from policy.services.policies import PolicyInvalid
+from policy.accounts.changes import ChangeContext
+from policy.clusters.gateway.discovery import SCHEDULER_CONFIGMAP_PLACES
+from policy.clusters.gateway.errors import GatewayError
+from policy.core.choices import ClusterKind
+from policy.policies.services import PolicyInvalid
 from policy.sync.connect import SLO_CONFIGMAP, add_cluster, parse_configmap
 
 PLACES = "; ".join(f"{place} ({place.source})" for place in SCHEDULER_CONFIGMAP_PLACES)

@@ -4,14 +4,15 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from policy import services
+from policy.clusters import services as cluster_services
+from policy.policies import demo
 
 
 class Command(BaseCommand):
     help = "Generate a synthetic cluster and store it as a new snapshot of the demo cluster."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--name", default=services.DEMO_CLUSTER, help="Cluster name.")
+        parser.add_argument("--name", default=cluster_services.DEMO_CLUSTER, help="Cluster name.")
         parser.add_argument("--nodes", type=int, default=60, help="Number of nodes (default 60).")
         parser.add_argument("--seed", type=int, default=7, help="Random seed (default 7).")
         parser.add_argument(
@@ -24,8 +25,8 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, name: str, nodes: int, seed: int, no_policies: bool, **options: Any
     ) -> None:
-        snapshot = services.load_demo_cluster(name=name, nodes=nodes, seed=seed)
-        if not no_policies and services.seed_demo_policies(snapshot.cluster):
+        snapshot = cluster_services.load_demo_cluster(name=name, nodes=nodes, seed=seed)
+        if not no_policies and demo.seed_demo_policies(snapshot.cluster):
             self.stdout.write("Stored the demo scheduler configuration (LoadAwareScheduling).")
         self.stdout.write(
             self.style.SUCCESS(

@@ -9,17 +9,31 @@ a missing key); Filter uses plain limits, shown under ``filter``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from scoring.framework import MAX_NODE_SCORE, Cycle
 from scoring.goint import quo
-from scoring.plugins.limitaware.limits import BASE_RESOURCES, NON_ZERO, RAW
-from scoring.snapshot import IntArray
+from scoring.plugins.limitaware.limits import (
+    BASE_RESOURCES,
+    NON_ZERO,
+    RAW,
+    LimitTotals,
+    PodLimits,
+)
+from scoring.plugins.limitaware.ratio import NodeRatios
+from scoring.snapshot import IntArray, Snapshot
 
-if TYPE_CHECKING:
-    from scoring.plugins.limitaware.plugin import LimitAware
+
+class LimitAware(Protocol):
+    """What the explanation reads of the plugin (``plugin.LimitAware``, which calls it)."""
+
+    weights: dict[str, int]
+
+    def totals(self, snapshot: Snapshot) -> LimitTotals: ...
+    def ratios(self, snapshot: Snapshot) -> NodeRatios: ...
+    def pod_limits(self, cycle: Cycle) -> PodLimits: ...
 
 
 Columns = dict[str, tuple[IntArray, ...]]

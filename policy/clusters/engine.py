@@ -1,0 +1,87 @@
+"""The bridge between stored data and the engine: snapshots and configurations → decisions.
+
+Building a :class:`scoring.snapshot.Snapshot` from a large cluster takes seconds, so each
+process keeps the few most recently used ones (keyed by snapshot id; snapshots are immutable
+once stored), built outside the cache's lock (:class:`policy.core.caching.BuildCache`). Engines
+are cached by the digest of their configuration document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from policy.clusters.models import ClusterSnapshot
+from policy.clusters.snapshot_chains import materialize
+from policy.core.caching import BuildCache
+from scoring.config import Target, load_configuration
+from scoring.engine import Engine
+from scoring.snapshot import Snapshot, gc_paused
+
+_snapshots = BuildCache(size=3)
+_engines = BuildCache(size=16)
+
+
+def document_digest(document: Mapping[str, Any] | None) -> str:
+    """SHA-256 of a configuration document in canonical JSON ("" digest for the defaults)."""
+    canonical = json.dumps(document or {}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def snapshot_for(stored: ClusterSnapshot) -> Snapshot:
+    """The engine snapshot of a stored one; built once per process and reused."""
+    return _snapshots.get_or_build(snapshot_key(stored), lambda: _build(stored))
+
+
+def _build(stored: ClusterSnapshot) -> Snapshot:
+    # Reading 50,000 objects' JSON makes as many dicts: without the cyclic collector's passes
+    # over them, 4x faster (5,000 nodes: 1.8 s -> 0.4 s).
+    with gc_paused():
+        return Snapshot.from_objects(materialize(stored), warn=lambda _: None)
+
+
+_started: set[tuple[int, str]] = set()  # snapshots this process began building in background
+
+
+def snapshot_if_ready(stored: ClusterSnapshot) -> Snapshot | None:
+    """The engine snapshot when this process holds it. Else None, building it in the
+    background the first time (a page shows a notice meanwhile); once that build ended
+    without a snapshot (it failed, or it was evicted since), it is built here so a failure
+    shows its error."""
+    key = snapshot_key(stored)
+    ready: Snapshot | None = _snapshots.get(key)
+    if ready is not None or _snapshots.building_now(key):
+        return ready
+    if key in _started:
+        return snapshot_for(stored)
+    _started.add(key)
+    _snapshots.build_in_background(key, lambda: _build(stored))
+    return None
+
+
+def snapshot_key(stored: ClusterSnapshot) -> tuple[int, str]:
+    """Cache key of a stored snapshot: its id plus creation time, since SQLite reuses the ids
+    of deleted rows and a cache keyed by id alone could serve another snapshot's objects."""
+    return (stored.pk, stored.created.isoformat())
+
+
+def engine_for(document: Mapping[str, Any] | None, target: Target | None = None) -> Engine:
+    """An engine for a KubeSchedulerConfiguration document (None: kube-scheduler defaults),
+    defaulted and checked for ``target`` (None: inferred from the document).
+
+    Raises ``scoring.errors.ConfigurationInvalid`` when the document does not validate.
+    """
+    digest = document_digest(document) + (f"@{target}" if target is not None else "")
+    return _engines.get_or_build(
+        digest,
+        lambda: Engine(load_configuration(document, target=target) if document else None),
+    )
+
+
+def clear_caches() -> None:
+    """Forget cached snapshots and engines (tests; memory pressure)."""
+    for cache in (_snapshots, _engines):
+        cache.clear()
+    _started.clear()

@@ -1,0 +1,57 @@
+"""Storing and pruning cluster snapshots, and the demo cluster's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from policy.clusters import snapshot_chains
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.clusters.object_changes import SnapshotChanges
+from policy.core import broker
+from policy.core.choices import ClusterKind
+from scoring.synthetic import generate_cluster
+
+DEMO_CLUSTER = "demo"
+
+
+def record_snapshot(
+    cluster: Cluster,
+    objects: Sequence[dict[str, Any]],
+    taken_at: datetime,
+    changes: SnapshotChanges | None = None,
+) -> ClusterSnapshot:
+    """Store ``objects`` as the cluster's snapshot at ``taken_at``, with their counts; given
+    what changed since the newest snapshot, only that (``policy.clusters.snapshot_chains``)."""
+    snapshot = snapshot_chains.store(cluster, objects, taken_at, changes)
+    broker.prepare_views(cluster.pk)
+    return snapshot
+
+
+def load_demo_cluster(
+    *, name: str = DEMO_CLUSTER, nodes: int = 60, seed: int = 7, now: datetime | None = None
+) -> ClusterSnapshot:
+    """Generate a synthetic cluster and store it as a new snapshot of demo cluster ``name``.
+
+    Idempotent on the cluster (created once); each call adds a snapshot taken ``now``, so the
+    NodeMetrics in the newest one are fresh.
+    """
+    now = now or timezone.now().replace(microsecond=0)
+    objects = generate_cluster(nodes=nodes, seed=seed, now=now)
+    with transaction.atomic():
+        cluster, _ = Cluster.objects.get_or_create(name=name, defaults={"kind": ClusterKind.DEMO})
+        return record_snapshot(cluster, objects, now)
+
+
+def prune_snapshots(keep: int | None = None) -> int:
+    """Delete all but the newest ``keep`` snapshots of every cluster; returns how many went."""
+    keep = keep or settings.SNAPSHOT_RETENTION
+    return sum(
+        snapshot_chains.prune(cluster_id, keep)
+        for cluster_id in Cluster.objects.values_list("id", flat=True)
+    )

@@ -1,0 +1,92 @@
+"""Sending work to the Celery workers, and saying so plainly when the broker is down.
+
+Jobs are rows (``SyncJob``, ``WhatIfRun``) committed before their message is sent, so a
+broker outage loses nothing: the row stays queued and the beat's recovery sends it again
+once the broker answers. The request that queued it gets :class:`BrokerUnavailable` at
+once, which the API answers with a 503 naming the broker and the queued row (a client that
+retries is handed the same row, not a duplicate) and pages with a 503 page saying the same.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from typing import Any
+from urllib.parse import urlsplit
+
+from celery import current_app
+from django.conf import settings
+from django.db import transaction
+from kombu.exceptions import OperationalError
+
+logger = logging.getLogger(__name__)
+
+
+class BrokerUnavailable(Exception):
+    """The task broker did not take a message; ``queued`` names the row that waits for it."""
+
+    def __init__(self, queued: str, cause: Exception) -> None:
+        self.broker = broker_address()
+        self.queued = queued
+        super().__init__(
+            f"The task broker ({self.broker}) is unreachable: {type(cause).__name__}. "
+            f"{queued} is saved and queued; it is sent to the workers as soon as the broker "
+            "is back (no need to ask again)."
+        )
+
+
+def broker_address() -> str:
+    """``scheme://host:port`` of the broker, without credentials or database."""
+    url = urlsplit(str(settings.CELERY_BROKER_URL or ""))
+    host = url.hostname or "?"
+    return f"{url.scheme}://{host}:{url.port}" if url.port else f"{url.scheme}://{host}"
+
+
+# The Celery tasks services enqueue, by name: services never import ``policy.tasks`` (the entry
+# points above them); the app registers the tasks when it is ready (``policy.apps``).
+PUSH_CLUSTER = "policy.tasks.push_cluster"
+REFRESH_CLUSTER = "policy.tasks.refresh_cluster"
+RUN_WHAT_IF = "policy.tasks.run_what_if"
+EVALUATE_PENDING = "policy.tasks.evaluate_pending"
+PREPARE_SNAPSHOT = "policy.tasks.prepare_snapshot"
+
+
+def task_named(name: str) -> Any:
+    """The registered Celery task ``name`` (KeyError names a task nobody registered)."""
+    return current_app.tasks[name]
+
+
+def send(task: str, args: tuple[Any, ...], queued: str) -> None:
+    """Send task ``task(*args)``; :class:`BrokerUnavailable` if the broker cannot take it.
+
+    Results are not kept: the row is the job's state, and asking the result backend on every
+    send would make a backend outage fail the send too.
+    """
+    try:
+        task_named(task).apply_async(args, ignore_result=True)
+    except (OperationalError, OSError) as exc:
+        logger.error("could not send %s: broker %s: %s", queued, broker_address(), exc)
+        raise BrokerUnavailable(queued, exc) from exc
+
+
+def send_after_commit(task: str, args: tuple[Any, ...], what: str) -> None:
+    """Once the current transaction commits, send ``task(*args)`` for work that may be skipped:
+    a broker that is down is logged (``what`` says what is not done), not raised."""
+    transaction.on_commit(partial(_send_quietly, task, args, what))
+
+
+def _send_quietly(task: str, args: tuple[Any, ...], what: str) -> None:
+    try:
+        task_named(task).delay(*args)
+    except (OperationalError, OSError) as exc:
+        logger.warning("%s: broker %s: %s", what, broker_address(), exc)
+
+
+def prepare_views(cluster_id: int) -> None:
+    """Once the current transaction commits, have a worker prepare the pages of the cluster's
+    newest snapshot (``policy.web.prepared``): a new snapshot, or a change to what its pages
+    show. Without a broker the task runs in this process; a broker that is down only leaves
+    the pages to build their views themselves."""
+    send_after_commit(
+        PREPARE_SNAPSHOT, (cluster_id,), f"views of cluster {cluster_id} not prepared"
+    )

@@ -1,0 +1,35 @@
+"""Filtering the decision history: one FilterSet for the API and the decisions page."""
+
+import django_filters
+
+from policy.core.choices import Agreement, DecisionOutcome, DecisionSource
+from policy.core.filters import UtcDateTimeFilter
+from policy.decisions.models import PlacementDecision
+
+
+class DecisionFilterSet(django_filters.FilterSet):
+    pod = django_filters.CharFilter(field_name="pod_name", help_text="Pod name (exact).")
+    namespace = django_filters.CharFilter(field_name="pod_namespace")
+    node = django_filters.CharFilter(field_name="selected_node")
+    profile = django_filters.CharFilter(field_name="profile")
+    outcome = django_filters.ChoiceFilter(choices=DecisionOutcome.choices)
+    source = django_filters.ChoiceFilter(choices=DecisionSource.choices)
+    agreement = django_filters.ChoiceFilter(
+        choices=Agreement.choices,
+        help_text="Decisions of the cluster's scheduler: does the engine agree?",
+    )
+    created_after = UtcDateTimeFilter(field_name="created", lookup_expr="gte")
+    created_before = UtcDateTimeFilter(field_name="created", lookup_expr="lt")
+
+    class Meta:
+        model = PlacementDecision
+        fields = [
+            "cluster",
+            "pod",
+            "namespace",
+            "node",
+            "profile",
+            "outcome",
+            "source",
+            "agreement",
+        ]

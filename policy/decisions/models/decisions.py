@@ -1,0 +1,118 @@
+"""Placement decisions: what the engine decided for a pod, and why, kept as history."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.core.choices import Agreement, DecisionOutcome, DecisionSource
+from scoring import decision_codec
+
+
+class PlacementDecision(models.Model):
+    """One evaluation of a pod: the inputs that identify it and the engine's full explanation.
+
+    ``explanation`` is the engine contract's JSON (every node's filter results and scores), so
+    a decision can be shown again exactly as it was made, whatever the cluster did since. It is
+    stored encoded (``scoring.decision_codec``: columns, compressed), tens of kilobytes where
+    the JSON takes megabytes, and rebuilt when read; ``stored_explanation()`` reads a few
+    nodes without rebuilding the others.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="decisions")
+    snapshot = models.ForeignKey(
+        ClusterSnapshot, null=True, on_delete=models.SET_NULL, related_name="decisions"
+    )
+    snapshot_taken_at = models.DateTimeField(help_text="When the evaluated snapshot was taken.")
+    pod_namespace = models.CharField(max_length=253)
+    pod_name = models.CharField(max_length=253)
+    pod_uid = models.CharField(max_length=64, blank=True)
+    pod = models.JSONField(help_text="The Pod manifest as evaluated.")
+    profile = models.CharField(max_length=253, help_text="The profile's schedulerName.")
+    configuration_id = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Scheduler configuration evaluated (none: defaults)."
+    )
+    configuration_version = models.PositiveIntegerField(null=True, blank=True)
+    configuration_digest = models.CharField(
+        max_length=64, help_text="SHA-256 of the evaluated KubeSchedulerConfiguration document."
+    )
+    selected_node = models.CharField(max_length=253, blank=True)
+    outcome = models.CharField(max_length=16, choices=DecisionOutcome.choices)
+    message = models.TextField(blank=True, help_text="Why no node fits, as kube-scheduler says it.")
+    feasible_nodes = models.PositiveIntegerField()
+    total_nodes = models.PositiveIntegerField()
+    explanation_data = models.BinaryField(
+        help_text="The engine's decision, node by node, encoded by scoring.decision_codec."
+    )
+    explanation_summary = models.JSONField(
+        default=dict,
+        help_text="The explanation's top-level fields (all but the node list) and its size.",
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    source = models.CharField(max_length=16, choices=DecisionSource.choices)
+    # Decisions of the ``cluster`` source: where the scheduler put the pod, and how the
+    # engine's decision on the snapshot before the binding compares (Decision.compare).
+    actual_node = models.CharField(max_length=253, blank=True)
+    # A pending pod's newest FailedScheduling event: why the cluster's scheduler did not place
+    # it, to read beside the engine's reasons.
+    scheduler_message = models.TextField(blank=True)
+    agreement = models.CharField(max_length=16, choices=Agreement.choices, blank=True)
+    actual_rank = models.PositiveIntegerField(null=True, blank=True)
+    score_gap = models.BigIntegerField(null=True, blank=True)
+    token_name = models.CharField(max_length=100, blank=True)
+    inputs_digest = models.CharField(
+        max_length=64, db_index=True, help_text="Pod + snapshot + configuration, to skip repeats."
+    )
+    created = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [
+            models.Index(fields=["cluster", "-created"], name="decision_cluster_created"),
+            models.Index(fields=["pod_namespace", "pod_name"], name="decision_pod"),
+            models.Index(fields=["selected_node"], name="decision_node"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pod_namespace}/{self.pod_name} → {self.selected_node or self.outcome}"
+
+    @property
+    def explanation(self) -> dict[str, Any]:
+        """The engine contract's JSON, rebuilt from the stored bytes (once per instance)."""
+        cached: dict[str, Any] | None = self.__dict__.get("_explanation")
+        if cached is None:
+            cached = self.stored_explanation().to_dict()
+            self.__dict__["_explanation"] = cached
+        return cached
+
+    @explanation.setter
+    def explanation(self, value: Mapping[str, Any]) -> None:
+        data = decision_codec.encode(value)
+        self.explanation_data = data
+        self.explanation_summary = summary_of(value, data)
+        self.__dict__["_explanation"] = dict(value)
+        self.__dict__.pop("_stored", None)
+
+    def stored_explanation(self) -> decision_codec.StoredExplanation:
+        """The stored explanation, read lazily (a page of nodes without the others)."""
+        stored: decision_codec.StoredExplanation | None = self.__dict__.get("_stored")
+        if stored is None:
+            stored = decision_codec.StoredExplanation(bytes(self.explanation_data))
+            self.__dict__["_stored"] = stored
+        return stored
+
+
+def summary_of(explanation: Mapping[str, Any], data: bytes) -> dict[str, Any]:
+    """What a list needs without decoding: the top-level fields, the node count, the size."""
+    nodes = explanation.get(decision_codec.NODES)
+    return {
+        "fields": {k: v for k, v in explanation.items() if k != decision_codec.NODES},
+        "nodes": len(nodes) if isinstance(nodes, list) else 0,
+        "bytes": len(data),
+    }

@@ -1,0 +1,92 @@
+"""What the cluster's scheduler did: for each pod bound since the previous snapshot, the
+engine's decision on that snapshot (the cluster as it was before the binding) is recorded
+with source ``cluster``, beside the node the scheduler chose, and whether they agree (the
+scheduler's node is among the engine's top-scored ties) or, if not, that node's rank and
+score gap. This answers "why did my pod land there?" with the real scheduler's choice.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.core.choices import DecisionSource
+from policy.decisions import evaluation
+from policy.decisions.models import PlacementDecision
+from policy.decisions.pending import DEFAULT_SCHEDULER, managed_profiles
+
+logger = logging.getLogger(__name__)
+
+MAX_BINDINGS = 200  # per refresh: a burst of bindings must not hold a worker for long
+
+Obj = Mapping[str, Any]
+
+
+def record_bindings(cluster: Cluster) -> dict[str, int]:
+    """Compare the cluster's two newest snapshots; record each new binding once."""
+    counts = {"bound": 0, "recorded": 0, "known": 0, "errors": 0}
+    newest = list(ClusterSnapshot.snapshots.filter(cluster=cluster).order_by("-id")[:2])
+    if len(newest) < 2:
+        return counts
+    current, previous = newest
+    bindings = new_bindings(previous.objects, current.objects, managed_profiles(cluster))
+    counts["bound"] = len(bindings)
+    for pod in bindings[:MAX_BINDINGS]:
+        counts[_record(cluster, previous, pod)] += 1
+    return counts
+
+
+def new_bindings(before: Iterable[Obj], after: Iterable[Obj], profiles: set[str]) -> list[Obj]:
+    """Pods bound in ``after`` that were pending, or not there yet, in ``before`` (and that
+    one of ``profiles`` schedules)."""
+    bound_before = {_key(obj) for obj in before if _is_pod(obj) and _node(obj)}
+    found = []
+    for obj in after:
+        if not _is_pod(obj) or not _node(obj) or _key(obj) in bound_before:
+            continue
+        if (obj.get("spec") or {}).get("schedulerName", DEFAULT_SCHEDULER) in profiles:
+            found.append(obj)
+    return found
+
+
+def _record(cluster: Cluster, previous: ClusterSnapshot, pod: Obj) -> str:
+    actual = _node(pod)
+    unbound = copy.deepcopy(dict(pod))
+    unbound["spec"].pop("nodeName", None)
+    unbound["status"] = {"phase": "Pending"}
+    digest = hashlib.sha256(f"{_key(pod)}@{actual}".encode()).hexdigest()
+    if PlacementDecision.objects.filter(
+        cluster=cluster, source=DecisionSource.CLUSTER, inputs_digest=digest
+    ).exists():
+        return "known"
+    try:
+        evaluated = evaluation.run(cluster, unbound, on=previous)
+    except evaluation.EvaluationError as exc:
+        logger.warning("binding of %s to %s: %s", _key(pod), actual, exc)
+        return "errors"
+    evaluation.record(
+        cluster,
+        unbound,
+        evaluated,
+        digest=digest,
+        source=DecisionSource.CLUSTER,
+        actual_node=actual,
+    )
+    return "recorded"
+
+
+def _is_pod(obj: Obj) -> bool:
+    return obj.get("kind") == "Pod"
+
+
+def _node(obj: Obj) -> str:
+    return str((obj.get("spec") or {}).get("nodeName") or "")
+
+
+def _key(obj: Obj) -> str:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("uid") or f"{meta.get('namespace', 'default')}/{meta.get('name', '')}")

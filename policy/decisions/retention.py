@@ -1,0 +1,28 @@
+"""Decision history retention."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from policy.clusters.models import Cluster
+from policy.decisions.models import PlacementDecision
+
+
+def prune_decisions(now: datetime | None = None) -> int:
+    """Delete decisions older than ``DECISION_RETENTION_DAYS``, and beyond the newest
+    ``DECISION_RETENTION_COUNT`` of each cluster; returns how many went. Explanations are
+    large (every node's verdict), so history is bounded in time and per cluster."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(days=settings.DECISION_RETENTION_DAYS)
+    deleted = PlacementDecision.objects.filter(created__lt=cutoff).delete()[0]
+    keep = settings.DECISION_RETENTION_COUNT
+    for cluster_id in Cluster.objects.values_list("id", flat=True):
+        newest = PlacementDecision.objects.filter(cluster_id=cluster_id).order_by("-created", "-id")
+        beyond = newest.values_list("id", flat=True)[keep:]
+        ids = list(beyond)
+        if ids:
+            deleted += PlacementDecision.objects.filter(id__in=ids).delete()[0]
+    return deleted

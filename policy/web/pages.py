@@ -1,0 +1,256 @@
+"""What the pages share: picking the cluster, the engine snapshot, the LoadAware args in force,
+and a small per-process cache of the dashboard's per-node rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.http import Http404, HttpRequest
+from django.shortcuts import get_object_or_404
+
+from policy.clusters.engine import (
+    document_digest,
+    engine_for,
+    snapshot_for,
+    snapshot_if_ready,
+    snapshot_key,
+)
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.core.caching import BuildCache
+from policy.core.choices import ClusterKind
+from policy.core.params import parse_id
+from policy.decisions import evaluation
+from policy.web import prepared
+from policy.web.presenters.loadaware import PLUGIN, ClusterLoad, cluster_load, default_plugin
+from scoring.errors import ConfigurationInvalid, InputError
+from scoring.plugins.loadaware import LoadAwareScheduling
+from scoring.snapshot import Snapshot, gc_paused
+
+_loads = BuildCache(size=8)
+MAX_PENDING_CHOICES = 500  # the evaluate form's pending pods
+
+
+def clear_caches() -> None:
+    _loads.clear()
+
+
+SESSION_CLUSTER = "schedboard.cluster"
+
+
+def selected_cluster(request: HttpRequest, clusters: list[Cluster]) -> Cluster | None:
+    """``?cluster=<id>`` (404 if unknown), else the cluster last chosen in this session, else
+    the demo cluster, else the first one. Choosing one is remembered, so a page reached
+    without the parameter never quietly switches to another cluster's policies."""
+    wanted = request.GET.get("cluster")
+    if wanted:
+        cluster_id = parse_id(wanted)
+        if cluster_id is None:
+            raise Http404(f"No cluster with id {wanted!r}.")
+        cluster = get_object_or_404(Cluster, pk=cluster_id)
+        request.session[SESSION_CLUSTER] = cluster.pk
+        return cluster
+    remembered = request.session.get(SESSION_CLUSTER)
+    for cluster in clusters:
+        if cluster.pk == remembered:
+            return cluster
+    demo = [cluster for cluster in clusters if cluster.kind == ClusterKind.DEMO]
+    candidates = demo or clusters
+    return candidates[0] if candidates else None
+
+
+def stored_snapshot(cluster: Cluster, snapshot_id: str | None = None) -> ClusterSnapshot | None:
+    """The cluster's snapshot ``snapshot_id`` (404 if not the cluster's), else its newest."""
+    if snapshot_id:
+        pk = parse_id(snapshot_id)
+        if pk is None:
+            raise Http404("No such snapshot.")
+        return get_object_or_404(ClusterSnapshot.snapshots.summaries(), pk=pk, cluster=cluster)
+    return cluster.latest_snapshot()
+
+
+class SnapshotUnreadable(Exception):
+    """The engine cannot read the stored objects (the page falls back to a raw summary)."""
+
+
+def engine_snapshot(stored: ClusterSnapshot) -> Snapshot:
+    try:
+        return snapshot_for(stored)
+    except (InputError, ValueError, TypeError, AttributeError, KeyError) as exc:
+        raise SnapshotUnreadable(str(exc)) from exc
+
+
+def engine_snapshot_or_notice(stored: ClusterSnapshot) -> Snapshot | None:
+    """``engine_snapshot``, except that for a big cluster this process does not hold yet it
+    is None while built in the background (the page says so, and reloads once it is ready)."""
+    if stored.node_count < settings.DASHBOARD_BACKGROUND_BUILD_NODES:
+        return engine_snapshot(stored)
+    try:
+        return snapshot_if_ready(stored)
+    except (InputError, ValueError, TypeError, AttributeError, KeyError) as exc:
+        raise SnapshotUnreadable(str(exc)) from exc
+
+
+@dataclass(frozen=True)
+class LoadAwareSource:
+    """Which LoadAwareScheduling args apply to a cluster, and where they come from."""
+
+    plugin: LoadAwareScheduling
+    origin: str
+    profile: str | None
+    profiles: list[str]  # profiles that enable LoadAwareScheduling
+    filter_enabled: bool
+    score_enabled: bool
+    digest: str
+    warning: str = ""
+
+
+def loadaware_source(cluster: Cluster, profile: str | None = None) -> LoadAwareSource:
+    """The cluster's scheduler configuration (its ``profile``, else the first profile enabling
+    LoadAwareScheduling); Koordinator's defaults when there is none."""
+    warning = ""
+    try:
+        choice = evaluation.choose_configuration(cluster, None)
+    except evaluation.EvaluationError as exc:  # pragma: no cover - defensive
+        choice = evaluation.ConfigurationChoice(None, None, None)
+        warning = str(exc)
+    engine = None
+    if choice.document is not None:
+        try:
+            engine = engine_for(choice.document)
+        except ConfigurationInvalid as exc:
+            warning = f"The cluster's scheduler configuration is invalid ({exc}); showing defaults."
+    if engine is not None:
+        with_plugin = [name for name, fw in engine.frameworks.items() if PLUGIN in fw.instances]
+        name = profile if profile in with_plugin else (with_plugin[0] if with_plugin else None)
+        described = f"scheduler configuration #{choice.id}" + (
+            f" v{choice.version}" if choice.version is not None else ""
+        )
+        if name is not None:
+            framework = engine.frameworks[name]
+            plugin = framework.instances[PLUGIN]
+            assert isinstance(plugin, LoadAwareScheduling)
+            return LoadAwareSource(
+                plugin=plugin,
+                origin=f"{described}, profile {name}",
+                profile=name,
+                profiles=with_plugin,
+                filter_enabled=any(p is plugin for p in framework.filters),
+                score_enabled=any(s.plugin is plugin for s in framework.scores),
+                digest=document_digest(choice.document),
+                warning=warning,
+            )
+        warning = warning or (
+            f"No profile of {described} enables LoadAwareScheduling: its filter does not run "
+            "for this cluster. Thresholds shown are Koordinator's defaults."
+        )
+    plugin = default_plugin()
+    return LoadAwareSource(
+        plugin=plugin,
+        origin="Koordinator's defaults (no scheduler configuration)"
+        if choice.document is None
+        else "Koordinator's defaults",
+        profile=None,
+        profiles=[],
+        filter_enabled=True,
+        score_enabled=True,
+        digest="defaults",
+        warning=warning,
+    )
+
+
+def _load_key(stored: ClusterSnapshot, source: LoadAwareSource) -> tuple[Any, ...]:
+    return (stored.cluster_id, snapshot_key(stored), source.digest, source.profile)
+
+
+def _prepared_key(source: LoadAwareSource) -> str:
+    return f"{source.digest}:{source.profile or ''}"
+
+
+def prepare_views(stored: ClusterSnapshot) -> bool:
+    """Build and store what the pages need of ``stored`` (the worker, once a snapshot is
+    stored or the configuration changed): the dashboard's load for the cluster's LoadAware
+    args in force and the pending pods the evaluate form offers. False when they are stored
+    already or the snapshot is unreadable."""
+    source = loadaware_source(stored.cluster)
+    key = _prepared_key(source)
+    if prepared.has(stored, prepared.LOAD, key):
+        return False
+    try:
+        load = _builder(stored, source)()
+        pending = pending_choices(engine_snapshot(stored))
+    except SnapshotUnreadable:
+        return False
+    prepared.save(stored, prepared.LOAD, key, prepared.encode_load(load))
+    prepared.save(stored, prepared.PENDING, "", pending)
+    _loads.get_or_build(_load_key(stored, source), lambda: load)
+    return True
+
+
+def pending_choices(snapshot: Snapshot) -> list[tuple[str, dict[str, Any]]]:
+    """The first ``MAX_PENDING_CHOICES`` pending pods by key, with their manifests."""
+    pods = sorted(snapshot.pending, key=lambda pod: pod.key)[:MAX_PENDING_CHOICES]
+    return [(pod.key, dict(pod.raw)) for pod in pods]
+
+
+def pending_for_form(stored: ClusterSnapshot) -> list[tuple[str, dict[str, Any]]]:
+    """``pending_choices`` of ``stored``: prepared, else from the engine snapshot."""
+    ready = prepared.read(stored, prepared.PENDING, "")
+    if ready is not None:
+        return [(key, raw) for key, raw in ready]
+    return pending_choices(engine_snapshot(stored))
+
+
+def _prepared_load(stored: ClusterSnapshot, source: LoadAwareSource) -> ClusterLoad | None:
+    data = prepared.read(stored, prepared.LOAD, _prepared_key(source))
+    return None if data is None else prepared.decode_load(data)
+
+
+def _builder(stored: ClusterSnapshot, source: LoadAwareSource) -> Callable[[], ClusterLoad]:
+    def build() -> ClusterLoad:
+        snapshot = engine_snapshot(stored)
+        with gc_paused():  # LoadAware's state and 5,000 rows: acyclic objects
+            return cluster_load(
+                snapshot,
+                source.plugin,
+                stored.taken_at,
+                origin=source.origin,
+                profile=source.profile,
+                filter_enabled=source.filter_enabled,
+                score_enabled=source.score_enabled,
+            )
+
+    return build
+
+
+@dataclass(frozen=True)
+class PageLoad:
+    """What the dashboard shows: the load, the snapshot it is of, and, when that is an older
+    snapshot shown while the newest is prepared, the newest one."""
+
+    load: ClusterLoad
+    shown: ClusterSnapshot
+    preparing: ClusterSnapshot | None = None
+
+
+def load_for_page(stored: ClusterSnapshot, source: LoadAwareSource) -> PageLoad:
+    """The newest view without waiting on big clusters: when ``stored`` (the newest snapshot)
+    is not ready but an older snapshot of the cluster is, that one is shown while ``stored``
+    is built in the background (a refresh stores a snapshot every minute; building 5,000
+    nodes takes seconds). Small clusters, and a first visit, build inline."""
+    key = _load_key(stored, source)
+    ready = _loads.get(key)
+    if ready is not None:
+        return PageLoad(ready, stored)
+    ready = _prepared_load(stored, source)
+    if ready is not None:
+        return PageLoad(_loads.get_or_build(key, lambda: ready), stored)
+    if stored.node_count >= settings.DASHBOARD_BACKGROUND_BUILD_NODES:
+        older = _loads.newest(lambda k: k[0] == key[0] and k[2:] == key[2:] and k != key)
+        shown = older and ClusterSnapshot.snapshots.summaries().filter(pk=older[0][1][0]).first()
+        if older is not None and shown is not None:
+            _loads.build_in_background(key, _builder(stored, source))
+            return PageLoad(older[1], shown, preparing=stored)
+    return PageLoad(_loads.get_or_build(key, _builder(stored, source)), stored)

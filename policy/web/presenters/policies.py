@@ -1,0 +1,204 @@
+"""What the policy editors show: defaults, rendered outputs, diffs and history entries.
+
+The rendered outputs are those of :mod:`policy.policies.rendering` (the same text the API's
+render endpoints return and the gateway writes): the KubeSchedulerConfiguration YAML, the
+node-threshold annotation per node, the colocation-config JSON.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from policy.accounts.models import PolicyChange
+from policy.clusters.models import Cluster
+from policy.policies import rendering
+from policy.policies.documents import AGGREGATED_FIELDS, ARGS_FIELDS, build_document
+from policy.policies.models import SchedulerConfiguration
+from policy.policies.services import PolicyInvalid
+from scoring.plugins.loadaware.args import default_args
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
+
+# Koordinator's LoadAware proposal, per v1 field: shown under the fields of the args editor.
+PROPOSAL: dict[str, str] = {
+    "nodeMetricExpirationSeconds": "The NodeMetric expiration in seconds. When NodeMetrics "
+    "expired, the node is considered abnormal. Default is 180 seconds.",
+    "enableScheduleWhenNodeMetricsExpired": "Whether nodes with expired nodeMetrics are "
+    "allowed to schedule pods.",
+    "resourceWeights": "The weights of resources. The weights of CPU and Memory are both 1 by "
+    "default.",
+    "dominantResourceWeight": "The weight of the dominant resource: the resource with the "
+    "maximum utilization (Dominant Resource Fairness).",
+    "usageThresholds": "The resource utilization threshold; the default for CPU is 65%, for "
+    "memory 95%.",
+    "prodUsageThresholds": "The resource utilization threshold of prod pods compared to the "
+    "whole machine. Not enabled by default.",
+    "prodUsageIncludeSys": "Whether to include system usage (not used by pods) when summing up "
+    "current usage for prod pods.",
+    "scoreAccordingProdUsage": "Whether to score according to the utilization of prod pods.",
+    "estimatedScalingFactors": "The factor when estimating resource usage. The default for CPU "
+    "is 85%, for memory 70%.",
+    "estimatedSecondsAfterPodScheduled": "The forced estimation duration after the pod "
+    "condition PodScheduled turns True, in seconds.",
+    "estimatedSecondsAfterInitialized": "The forced estimation duration after the pod condition "
+    "Initialized turns True, in seconds.",
+    "allowCustomizeEstimation": "Whether to allow reading estimation args from the pod's metadata.",
+    "supportedResources": "Extra resource names used only in custom node annotations; cpu, "
+    "memory and every resource in the args are supported by default.",
+}
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items())
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def loadaware_defaults() -> dict[str, str]:
+    """Model field -> Koordinator's default, as text ("" where there is none)."""
+    defaults = default_args({})
+    out: dict[str, str] = {}
+    for field, v1 in ARGS_FIELDS.items():
+        out[field] = _text(defaults[v1]) if v1 in defaults else ""
+    out["dominant_resource_weight"] = "0"
+    out["prod_usage_include_sys"] = "false"
+    out["score_according_prod_usage"] = "false"
+    out["allow_customize_estimation"] = "false"
+    for field in AGGREGATED_FIELDS:
+        out.setdefault(field, "")
+    return out
+
+
+def proposal_help() -> dict[str, str]:
+    """Model field -> the proposal's sentence about it."""
+    v1 = {**ARGS_FIELDS}
+    return {field: PROPOSAL[name] for field, name in v1.items() if name in PROPOSAL}
+
+
+# -- rendered outputs ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One rendered output: its text (empty: nothing written) and a problem, if any;
+    ``effective``: what the scheduler runs with it (defaults filled in), shown, never written."""
+
+    title: str
+    text: str
+    problem: str = ""
+    effective: str = ""
+
+
+def render_configuration(cluster: Cluster) -> Rendered:
+    title = "KubeSchedulerConfiguration (YAML written to the scheduler ConfigMap)"
+    configuration = SchedulerConfiguration.objects.filter(cluster=cluster).first()
+    if configuration is None:
+        return Rendered(title, "", "No scheduler configuration: kube-scheduler's defaults apply.")
+    try:
+        return Rendered(
+            title,
+            rendering.render_scheduler_configuration(configuration),
+            effective=rendering.effective_configuration(configuration),
+        )
+    except PolicyInvalid as exc:
+        return Rendered(title, "", f"The stored configuration is invalid: {exc}")
+
+
+def render_thresholds(cluster: Cluster) -> Rendered:
+    title = f"{ANNOTATION_USAGE_THRESHOLDS} per node (now, newest snapshot)"
+    try:
+        _, local, rows = rendering.render_node_thresholds(cluster)
+    except rendering.NoSnapshot as exc:
+        return Rendered(title, "", str(exc))
+    lines = [f"{row.node}: {row.value if row.value is not None else '(none)'}" for row in rows]
+    return Rendered(f"{title}, at {local:%H:%M} {cluster.timezone}", "\n".join(lines) + "\n")
+
+
+def render_colocation(cluster: Cluster) -> Rendered:
+    content = rendering.colocation_config(cluster)
+    text = json.dumps(content, indent=2, sort_keys=True) + "\n" if content else ""
+    return Rendered(f"{rendering.COLOCATION_KEY} (slo-controller-config)", text)
+
+
+def unified_diff(before: str, after: str, *, old: str, new: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=old,
+            tofile=new,
+        )
+    )
+
+
+def diff_lines(diff: str) -> list[tuple[str, str]]:
+    """(css class, line) for showing a unified diff."""
+    out = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---", "@@")):
+            kind = "meta"
+        elif line.startswith("+"):
+            kind = "add"
+        elif line.startswith("-"):
+            kind = "del"
+        else:
+            kind = "ctx"
+        out.append((kind, line))
+    return out
+
+
+# -- history ------------------------------------------------------------------------------------
+
+
+def value_text(value: Any) -> str:
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, dict | list):
+        if not value:
+            return "{}" if isinstance(value, dict) else "[]"
+        return json.dumps(value, sort_keys=False)
+    return _text(value)
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    change: PolicyChange
+    fields: list[tuple[str, str, str]]  # (field, before, after)
+    document_diff: list[tuple[str, str]]
+    can_revert: bool
+
+
+def _document_text(tree: Any) -> str:
+    if not isinstance(tree, dict) or "profiles" not in tree:
+        return ""
+    return yaml.safe_dump(build_document(tree).document, sort_keys=False)
+
+
+def history_entry(change: PolicyChange, current_version: int) -> HistoryEntry:
+    diff = change.diff()
+    fields = [
+        (name, value_text(d["before"]), value_text(d["after"]))
+        for name, d in diff.items()
+        if name not in ("profiles", "version", "id")
+    ]
+    document = ""
+    trees = [change.prechange_data, change.postchange_data]
+    if any(isinstance(t, dict) and "profiles" in t for t in trees):
+        document = unified_diff(
+            _document_text(trees[0]),
+            _document_text(trees[1]),
+            old=f"v{change.object_version - 1}",
+            new=f"v{change.object_version}",
+        )
+    return HistoryEntry(
+        change=change,
+        fields=fields,
+        document_diff=diff_lines(document),
+        can_revert=change.postchange_data is not None and change.object_version != current_version,
+    )

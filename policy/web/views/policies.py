@@ -1,0 +1,679 @@
+"""The policy editors: scheduler configurations, profiles, LoadAware args, node threshold and
+collect policies.
+
+Every page reads for viewers; editing needs the editor role. Writes go through the same
+services as the API (:mod:`policy.policies.services`) with the version the form was read at:
+a stale version shows the other person's change and keeps the user's input. "Preview" runs
+the change in a transaction that is rolled back and shows what it would render, with a diff
+against the current output; "Save" commits it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
+from django.db import models, transaction
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from policy.accounts.changes import ChangeContext, history
+from policy.accounts.roles import can_edit_policy, role_required
+from policy.clusters.models import Cluster
+from policy.core.choices import Role
+from policy.core.models import VersionedModel
+from policy.core.params import parse_id
+from policy.policies import rendering
+from policy.policies import services as policies
+from policy.policies.located import NON_FIELD, located_body
+from policy.policies.models import (
+    LoadAwareSchedulingArgs,
+    NodeMetricCollectPolicy,
+    NodeThresholdPolicy,
+    SchedulerConfiguration,
+    SchedulerProfile,
+)
+from policy.sync import status as sync_status
+from policy.web.forms import policies as pf
+from policy.web.pages import selected_cluster
+from policy.web.presenters import policies as ui
+from policy.web.presenters import profile_plugins
+
+# -- what each editor edits ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Editor:
+    slug: str
+    noun: str
+    model: type[VersionedModel]
+    service: policies.PolicyService[Any]
+    form: type[pf.PolicyForm]
+    parent_field: str
+    parent_model: type[models.Model]
+    render: Callable[[Cluster], ui.Rendered]
+    cluster_of_parent: Callable[[Any], Cluster]
+
+    def cluster_of(self, obj: Any) -> Cluster:
+        return self.cluster_of_parent(getattr(obj, self.parent_field))
+
+    def short_label(self, obj: Any) -> str:
+        """For breadcrumbs: the label without the cluster (which the crumb before names)."""
+        if isinstance(obj, SchedulerConfiguration):
+            return "Scheduler configuration"
+        return self.label(obj)
+
+    def label(self, obj: Any) -> str:
+        """The object's name as a title starts with it (capitalised)."""
+        text = self.phrase(obj)
+        return text[:1].upper() + text[1:]
+
+    def phrase(self, obj: Any) -> str:
+        """The object's name inside a sentence: "scheduler configuration of cluster staging",
+        "profile batch", "LoadAware args of profile batch"."""
+        if isinstance(obj, SchedulerConfiguration):
+            return f"scheduler configuration of cluster {obj.cluster.name}"
+        if isinstance(obj, SchedulerProfile):
+            return f"profile {obj}"
+        if isinstance(obj, LoadAwareSchedulingArgs):
+            return f"LoadAware args of profile {obj.profile}"
+        return f"{self.noun} {obj}"
+
+    def new_title(self, parent: Any) -> str:
+        """ "New profile in scheduler configuration of cluster staging", "New node threshold
+        policy of cluster staging", "New LoadAware args for profile batch"."""
+        if isinstance(parent, Cluster):
+            return f"New {self.noun} of cluster {parent.name}"
+        if isinstance(parent, SchedulerProfile):
+            return f"New {self.noun} for profile {parent}"
+        return f"New {self.noun} in {self.phrase(parent)}"
+
+
+def _config_cluster(configuration: SchedulerConfiguration) -> Cluster:
+    return configuration.cluster
+
+
+EDITORS: dict[str, Editor] = {
+    editor.slug: editor
+    for editor in (
+        Editor(
+            "configurations",
+            "scheduler configuration",
+            SchedulerConfiguration,
+            policies.SchedulerConfigurationService(),
+            pf.SchedulerConfigurationForm,
+            "cluster",
+            Cluster,
+            ui.render_configuration,
+            lambda cluster: cluster,
+        ),
+        Editor(
+            "profiles",
+            "profile",
+            SchedulerProfile,
+            policies.ProfileService(),
+            pf.SchedulerProfileForm,
+            "configuration",
+            SchedulerConfiguration,
+            ui.render_configuration,
+            _config_cluster,
+        ),
+        Editor(
+            "loadaware",
+            "LoadAware args",
+            LoadAwareSchedulingArgs,
+            policies.LoadAwareArgsService(),
+            pf.LoadAwareArgsForm,
+            "profile",
+            SchedulerProfile,
+            ui.render_configuration,
+            lambda profile: profile.configuration.cluster,
+        ),
+        Editor(
+            "thresholds",
+            "node threshold policy",
+            NodeThresholdPolicy,
+            policies.NodeThresholdPolicyService(),
+            pf.NodeThresholdPolicyForm,
+            "cluster",
+            Cluster,
+            ui.render_thresholds,
+            lambda cluster: cluster,
+        ),
+        Editor(
+            "collect",
+            "collect policy",
+            NodeMetricCollectPolicy,
+            policies.CollectPolicyService(),
+            pf.CollectPolicyForm,
+            "cluster",
+            Cluster,
+            ui.render_colocation,
+            lambda cluster: cluster,
+        ),
+    )
+}
+
+
+def _editor(kind: str) -> Editor:
+    try:
+        return EDITORS[kind]
+    except KeyError:
+        raise Http404(f"No policy kind {kind!r}.") from None
+
+
+def _object(editor: Editor, pk: int) -> Any:
+    return get_object_or_404(editor.model, pk=pk)
+
+
+def _require_editor(request: HttpRequest) -> None:
+    if not can_edit_policy(request.user):
+        raise PermissionDenied("Editing policies needs the editor role.")
+
+
+def detail_url(editor: Editor, obj: Any) -> str:
+    return reverse("policy-detail", args=[editor.slug, obj.pk])
+
+
+# -- errors from the services onto the form ------------------------------------------------------
+
+
+def _put_errors(
+    form: pf.PolicyForm,
+    editor: Editor,
+    exc: policies.PolicyInvalid,
+    pk: Any,
+    skip: Callable[[str, str], bool] | None = None,
+) -> None:
+    """Put the services' errors on the form's fields; a profile's plugin errors go on the
+    extension point's box they are about (``skip(box, message)``: already said there)."""
+    body = located_body(
+        exc.errors,
+        kind=editor.service.kind,
+        object_id=exc.subject_id or pk,
+        changed=set(form.fields),
+    )
+    fields: Any = form.fields
+    boxed = _plugin_box_errors(form, editor, exc, pk)
+    for key, items in body.items():
+        if key == "errors":
+            continue
+        if key == "plugins" and isinstance(form, pf.SchedulerProfileForm):
+            rest = list(items)
+            for box, message in boxed:
+                if message in rest:
+                    rest.remove(message)
+                if skip is None or not skip(box, message):
+                    form.add_error(box, form.plugin_message(box, message))
+            if rest:
+                form.add_error(None, [f"plugins: {m}" for m in rest])
+        elif key != NON_FIELD and key in fields:
+            form.add_error(key, list(items))
+        else:
+            form.add_error(
+                None, list(items) if key == NON_FIELD else [f"{key}: {m}" for m in items]
+            )
+
+
+def _plugin_box_errors(
+    form: pf.PolicyForm, editor: Editor, exc: policies.PolicyInvalid, pk: Any
+) -> list[tuple[str, str]]:
+    """(box, message) of the profile's own errors under ``plugins.<point>``."""
+    if not isinstance(form, pf.SchedulerProfileForm):
+        return []
+    object_id = exc.subject_id or pk
+    out = []
+    for error in exc.errors:
+        own = error.kind == editor.service.kind and (
+            object_id is None or error.object_id in (object_id, None)
+        )
+        box = profile_plugins.box_of_path(error.field) if own and error.field else None
+        if box is not None and box in form.fields:
+            out.append((box, error.detail))
+    return out
+
+
+class _Rollback(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Preview:
+    before: ui.Rendered
+    after: ui.Rendered
+    diff: list[tuple[str, str]]
+    nodes: list[str] | None = None
+    active: bool | None = None
+    annotation: str | None = None
+
+
+def _dry_run(editor: Editor, cluster: Cluster, call: Callable[[], Any]) -> Preview:
+    """Run ``call`` (a service call), render, and roll everything back."""
+    before = editor.render(cluster)
+    found: dict[str, Any] = {}
+    try:
+        with transaction.atomic():
+            obj = call()
+            found["after"] = editor.render(Cluster.objects.get(pk=cluster.pk))
+            if isinstance(obj, NodeThresholdPolicy):
+                found["annotation"] = rendering.annotation_value(obj)
+                try:
+                    _, local, names = rendering.preview_policy(obj)
+                    found["nodes"] = names
+                    found["active"] = obj.is_active_at(local.time().replace(tzinfo=None))
+                except rendering.NoSnapshot:
+                    found["nodes"] = []
+            raise _Rollback
+    except _Rollback:
+        pass
+    after: ui.Rendered = found["after"]
+    diff = ui.unified_diff(before.text, after.text, old="current", new="after this change")
+    return Preview(
+        before,
+        after,
+        ui.diff_lines(diff),
+        found.get("nodes"),
+        found.get("active"),
+        found.get("annotation"),
+    )
+
+
+def _conflict(obj: Any) -> dict[str, Any]:
+    """The change that made the user's version stale."""
+    change = history(obj).first()
+    return {
+        "change": change,
+        "entry": ui.history_entry(change, obj.version) if change is not None else None,
+        "version": obj.version,
+    }
+
+
+# -- pages ----------------------------------------------------------------------------------------
+
+
+@role_required(Role.VIEWER)
+def policy_index(request: HttpRequest) -> HttpResponse:
+    """A cluster's policies: its scheduler configuration, threshold and collect policies."""
+    clusters = list(Cluster.objects.all())
+    cluster = selected_cluster(request, clusters)
+    context: dict[str, Any] = {
+        "clusters": clusters,
+        "cluster": cluster,
+        "can_edit": can_edit_policy(request.user),
+    }
+    if cluster is not None:
+        configuration = SchedulerConfiguration.objects.filter(cluster=cluster).first()
+        profiles = (
+            list(configuration.profiles.select_related("loadaware_args").order_by("position", "id"))
+            if configuration
+            else []
+        )
+        rows = []
+        for profile in profiles:
+            try:
+                args = profile.loadaware_args
+            except LoadAwareSchedulingArgs.DoesNotExist:
+                args = None
+            rows.append((profile, args))
+        thresholds = list(cluster.threshold_policies.order_by("-priority", "id"))
+        collect = list(cluster.collect_policies.order_by("-is_default", "-priority", "id"))
+        jobs = sync_status.for_cluster(cluster)
+        jobs.annotate([configuration, *profiles, *(a for _, a in rows), *thresholds, *collect])
+        context.update(
+            configuration=configuration,
+            profiles=rows,
+            thresholds=thresholds,
+            collect=collect,
+            sync=jobs.overall,
+        )
+    return render(request, "policy/policies/index.html", context)
+
+
+@role_required(Role.VIEWER)
+def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    editor = _editor(kind)
+    obj = _object(editor, pk)
+    cluster = editor.cluster_of(obj)
+    form = editor.form(instance=obj)
+    rows = []
+    defaults = getattr(form, "defaults", {})
+    for legend, bound in form.grouped():
+        rows.append(
+            (
+                legend,
+                [
+                    (b.label, ui.value_text(getattr(obj, b.name, None)), defaults.get(b.name, ""))
+                    for b in bound
+                ],
+            )
+        )
+    context: dict[str, Any] = {
+        "editor": editor,
+        "obj": obj,
+        "title": editor.label(obj),
+        "obj_label": editor.short_label(obj),
+        "cluster": cluster,
+        "rows": rows,
+        "rendered": editor.render(cluster),
+        "can_edit": can_edit_policy(request.user),
+        "show_defaults": bool(defaults),
+        "sync_status": sync_status.status_of(obj, cluster),
+    }
+    if isinstance(obj, SchedulerProfile):
+        context["plugins"] = [
+            (
+                point,
+                *(
+                    ((obj.plugins or {}).get(point) or {}).get(w) or []
+                    for w in ("enabled", "disabled")
+                ),
+            )
+            for point in pf.SchedulerProfileForm.POINTS
+            if (obj.plugins or {}).get(point)
+        ]
+        try:
+            context["args"] = obj.loadaware_args
+        except LoadAwareSchedulingArgs.DoesNotExist:
+            context["args"] = None
+        context["plugin_help"] = profile_plugins.plugin_help(obj.configuration, obj.pk, None)
+    if isinstance(obj, SchedulerConfiguration):
+        context["profiles"] = list(obj.profiles.order_by("position", "id"))
+    if isinstance(obj, NodeThresholdPolicy):
+        context["annotation"] = rendering.annotation_value(obj)
+        try:
+            _, local, names = rendering.preview_policy(obj)
+            context["hits"] = names
+            context["active"] = obj.is_active_at(local.time().replace(tzinfo=None))
+            context["local"] = local
+        except rendering.NoSnapshot as exc:
+            context["hits_problem"] = str(exc)
+    return render(request, "policy/policies/detail.html", context)
+
+
+@role_required(Role.VIEWER)
+@require_http_methods(["GET", "POST"])
+def policy_create(request: HttpRequest, kind: str) -> HttpResponse:
+    _require_editor(request)
+    editor = _editor(kind)
+    parent_id = parse_id(request.POST.get("parent") or request.GET.get("parent"))
+    if parent_id is None:
+        raise Http404(f"Give the {editor.parent_field} (?parent=<id>).")
+    parent = get_object_or_404(editor.parent_model, pk=parent_id)
+    return _edit(request, editor, None, parent)
+
+
+@role_required(Role.VIEWER)
+@require_http_methods(["GET", "POST"])
+def policy_edit(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    _require_editor(request)
+    editor = _editor(kind)
+    obj = _object(editor, pk)
+    return _edit(request, editor, obj, getattr(obj, editor.parent_field))
+
+
+def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpResponse:
+    cluster = editor.cluster_of_parent(parent)
+    context: dict[str, Any] = {
+        "editor": editor,
+        "obj": obj,
+        "parent": parent,
+        "obj_label": editor.short_label(obj) if obj is not None else "",
+        "cluster": cluster,
+        "title": f"Edit {editor.phrase(obj)}" if obj else editor.new_title(parent),
+        "help": ui.proposal_help() if editor.slug == "loadaware" else {},
+        "sync_status": sync_status.status_of(obj, cluster) if obj is not None else None,
+    }
+    status = 200
+    plugin_help: profile_plugins.PluginHelp | None = None
+    if request.method == "POST":
+        form = editor.form(request.POST)
+        if obj is not None and form.is_valid() and form.cleaned_data.get("version") is None:
+            form.add_error(None, VERSION_MISSING)  # without it, another's change is not seen
+        if form.is_valid():
+            values = form.values()
+            expected = form.cleaned_data.get("version")
+            plugin_help = _plugin_help(editor, obj, parent, values)
+            ctx = ChangeContext.from_request(request, ui=True)
+
+            def call() -> Any:
+                if obj is None:
+                    return editor.service.create({editor.parent_field: parent, **values}, ctx)
+                return editor.service.update(obj.pk, values, ctx, expected_version=expected)
+
+            try:
+                if "preview" in request.POST:
+                    context["preview"] = _dry_run(editor, cluster, call)
+                else:
+                    saved = call()
+                    messages.success(
+                        request,
+                        f"Saved {editor.phrase(saved)} as version {saved.version}.",
+                    )
+                    if isinstance(saved, NodeThresholdPolicy):
+                        for warning in rendering.threshold_warnings(saved):
+                            messages.warning(request, warning)
+                    return redirect(detail_url(editor, saved))
+            except policies.PolicyInvalid as exc:
+                skip = _registry_problems(form, plugin_help)
+                _put_errors(form, editor, exc, obj.pk if obj else None, skip)
+                status = 400
+            except policies.PreconditionFailed:
+                current = editor.model._default_manager.get(pk=obj.pk)
+                context["conflict"] = _conflict(current)
+                data = request.POST.copy()
+                data["version"] = str(current.version)
+                form = editor.form(data)
+                form.is_valid()
+                status = 409
+            except ObjectDoesNotExist:
+                context["gone"] = True
+                status = 409
+        else:
+            status = 400
+    else:
+        form = editor.form(instance=obj) if obj is not None else editor.form()
+    context["form"] = form
+    context["errors"] = _error_summary(form)
+    defaults: dict[str, str] = getattr(form, "defaults", {})
+    proposal = context["help"]
+    context["fieldsets"] = [
+        (
+            legend,
+            [(b, defaults.get(b.name) if defaults else None, proposal.get(b.name)) for b in bound],
+        )
+        for legend, bound in form.grouped()
+    ]
+    if isinstance(form, pf.SchedulerProfileForm):
+        if plugin_help is None:
+            typed = form.values() if form.is_bound and hasattr(form, "cleaned_data") else None
+            plugin_help = _plugin_help(editor, obj, parent, typed)
+        context["plugin_help"] = plugin_help
+        context["plugin_rows"] = _plugin_rows(form, plugin_help)
+    return render(request, "policy/policies/edit.html", context, status=status)
+
+
+def _plugin_help(
+    editor: Editor, obj: Any, parent: Any, values: dict[str, Any] | None
+) -> profile_plugins.PluginHelp | None:
+    """For the profile editor: the target's plugins, the typed names' checks, the effective
+    plugins of the profile with ``values`` (None: as stored)."""
+    if editor.slug != "profiles":
+        return None
+    configuration = obj.configuration if obj is not None else parent
+    return profile_plugins.plugin_help(configuration, obj.pk if obj else None, values)
+
+
+def _registry_problems(
+    form: pf.PolicyForm, plugin_help: profile_plugins.PluginHelp | None
+) -> Callable[[str, str], bool] | None:
+    """Put the registry's findings on the boxes (they name the plugin and the target); the
+    returned test says whether an engine message repeats one of them."""
+    if plugin_help is None:
+        return None
+    for box, problems in plugin_help.problems.items():
+        if isinstance(form, pf.SchedulerProfileForm):
+            problems = [form.plugin_message(box, p, p.split(":", 1)[0]) for p in problems]
+        form.add_error(box, problems)
+
+    def said(box: str, message: str) -> bool:
+        return any(
+            f'"{problem.split(":", 1)[0]}"' in message
+            for problem in plugin_help.problems.get(box, [])
+        )
+
+    return said
+
+
+@dataclass(frozen=True)
+class PluginRow:
+    point: str
+    enabled: Any
+    disabled: Any
+    registered: list[profile_plugins.Registered]
+    enabled_notes: list[str]
+    disabled_notes: list[str]
+
+
+def _plugin_rows(
+    form: pf.SchedulerProfileForm, plugin_help: profile_plugins.PluginHelp | None
+) -> list[PluginRow]:
+    rows = []
+    for point, enabled, disabled in form.plugin_rows():
+        notes = plugin_help.notes if plugin_help else {}
+        rows.append(
+            PluginRow(
+                point,
+                enabled,
+                disabled,
+                plugin_help.registered.get(point, []) if plugin_help else [],
+                notes.get(enabled.name, []),
+                notes.get(disabled.name, []),
+            )
+        )
+    return rows
+
+
+def _error_summary(form: pf.PolicyForm) -> list[tuple[str, str, str]]:
+    """(field id or "", label, message) of every error, for the summary at the top."""
+    if not form.is_bound:
+        return []
+    out = []
+    fields: Any = form.fields
+    for name, errors in form.errors.items():
+        for message in errors:
+            if name == NON_FIELD or name == "__all__" or name not in fields:
+                out.append(("", "", str(message)))
+            else:
+                bound = form[name]
+                out.append((bound.id_for_label, str(bound.label), str(message)))
+    return out
+
+
+@role_required(Role.VIEWER)
+@require_http_methods(["GET", "POST"])
+def policy_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    _require_editor(request)
+    editor = _editor(kind)
+    obj = _object(editor, pk)
+    cluster = editor.cluster_of(obj)
+    context: dict[str, Any] = {
+        "editor": editor,
+        "obj": obj,
+        "title": f"Delete {editor.phrase(obj)}",
+        "obj_label": editor.short_label(obj),
+        "cluster": cluster,
+        "version": obj.version,
+    }
+    status = 200
+    ctx = ChangeContext.from_request(request, ui=True)
+    posted = parse_id(request.POST.get("version"))
+    expected = posted or obj.version
+
+    def call() -> Any:
+        editor.service.delete(obj.pk, ctx, expected_version=expected)
+
+    try:
+        if request.method == "POST" and posted is None:
+            context["problem"] = VERSION_MISSING
+            status = 400
+        elif request.method == "POST":
+            label = editor.phrase(obj)
+            call()
+            messages.success(request, f"Deleted {label}.")
+            return redirect(f"{reverse('policy-index')}?cluster={cluster.pk}")
+        context["preview"] = _dry_run(editor, cluster, call)
+    except policies.PolicyInvalid as exc:
+        context["problem"] = str(exc)
+        status = 400
+    except policies.PreconditionFailed:
+        current = editor.model._default_manager.get(pk=obj.pk)
+        context["conflict"] = _conflict(current)
+        context["version"] = current.version
+        status = 409
+    return render(request, "policy/policies/delete.html", context, status=status)
+
+
+VERSION_MISSING = (
+    "The form does not say which version it was made from (its version field), so a change "
+    "someone else made meanwhile could not be noticed: nothing was saved. Reload the page."
+)
+
+
+@role_required(Role.VIEWER)
+def policy_history(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    editor = _editor(kind)
+    obj = _object(editor, pk)
+    changes = list(history(obj).select_related("content_type")[:100])
+    return render(
+        request,
+        "policy/policies/history.html",
+        {
+            "editor": editor,
+            "obj": obj,
+            "title": f"History of {editor.phrase(obj)}",
+            "obj_label": editor.short_label(obj),
+            "cluster": editor.cluster_of(obj),
+            "entries": [ui.history_entry(change, obj.version) for change in changes],
+            "can_edit": can_edit_policy(request.user),
+        },
+    )
+
+
+@role_required(Role.VIEWER)
+@require_POST
+def policy_revert(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    _require_editor(request)
+    editor = _editor(kind)
+    obj = _object(editor, pk)
+    target = parse_id(request.POST.get("target"))
+    expected = parse_id(request.POST.get("version"))
+    if target is None or expected is None:
+        messages.error(request, "Pick a version to revert to.")
+        return redirect("policy-history", kind, pk)
+    try:
+        reverted = editor.service.revert(
+            obj.pk,
+            int(target),
+            ChangeContext.from_request(request, ui=True),
+            expected_version=int(expected),
+        )
+    except policies.PreconditionFailed as exc:
+        messages.error(
+            request,
+            f"Not reverted: someone changed it meanwhile (now version {exc.current_version}). "
+            "Check the newest change below, then try again.",
+        )
+    except policies.PolicyInvalid as exc:
+        messages.error(request, f"Not reverted: version {target} is not valid any more: {exc}")
+    except policies.VersionNotFound as exc:
+        messages.error(request, f"Not reverted: {exc}.")
+    else:
+        messages.success(
+            request, f"Reverted to version {target}; saved as version {reverted.version}."
+        )
+    return redirect("policy-history", kind, pk)

@@ -1,0 +1,217 @@
+"""What-if pages: start a comparison, follow its progress, read the two sides' results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from policy.accounts.roles import can_edit_policy, role_required
+from policy.clusters.models import Cluster
+from policy.core.choices import ConfigurationSource, Role, WorkloadSource
+from policy.core.params import parse_id
+from policy.decisions import whatif
+from policy.decisions.models import WhatIfRun
+from policy.policies import rendering
+from policy.policies.services import PolicyInvalid
+from policy.web import sorting
+from policy.web.forms.whatif import SAMPLE_CONFIGURATION, SAMPLE_WORKLOAD, WhatIfForm
+from policy.web.pages import selected_cluster
+from policy.web.presenters import whatif as present
+
+RUNS_PER_PAGE = 20
+MOVED_PER_PAGE = 100
+FIELDS = {"baseline": "baseline_yaml", "candidate": "candidate_yaml", "snapshot": "cluster"}
+
+
+def _stored_yaml(cluster: Cluster) -> str:
+    stored = whatif.stored_configuration(cluster)
+    if stored is None:
+        return ""
+    try:
+        return rendering.render_scheduler_configuration(stored)
+    except PolicyInvalid:
+        return ""
+
+
+def _initial(cluster: Cluster | None, previous: WhatIfRun | None) -> dict[str, Any]:
+    """A useful first comparison: the stored configuration against kube-scheduler's
+    defaults, with the stored YAML ready to edit; or the inputs of an earlier run."""
+    if previous is not None:
+        return {
+            "cluster": previous.cluster_id,
+            "workload_source": previous.workload_source,
+            "workload": previous.workload,
+            **{
+                f"{side}_{key}": value
+                for side in ("baseline", "candidate")
+                for key, value in _side_initial(previous, side).items()
+            },
+        }
+    stored_yaml = _stored_yaml(cluster) if cluster else ""
+    return {
+        "cluster": cluster.pk if cluster else None,
+        "workload_source": WorkloadSource.MANIFESTS,
+        "workload": SAMPLE_WORKLOAD,
+        "baseline_source": ConfigurationSource.STORED
+        if stored_yaml
+        else ConfigurationSource.DEFAULTS,
+        "baseline_yaml": stored_yaml or SAMPLE_CONFIGURATION,
+        "candidate_source": ConfigurationSource.DEFAULTS
+        if stored_yaml
+        else ConfigurationSource.CUSTOM,
+        "candidate_yaml": stored_yaml or SAMPLE_CONFIGURATION,
+    }
+
+
+def _side_initial(run: WhatIfRun, side: str) -> dict[str, Any]:
+    """A side of an earlier run as it ran: a stored configuration comes back as its YAML
+    (the stored one may have changed since)."""
+    document = getattr(run, side)
+    return {
+        "source": ConfigurationSource.CUSTOM
+        if getattr(run, f"{side}_source") == ConfigurationSource.STORED
+        else getattr(run, f"{side}_source"),
+        "label": getattr(run, f"{side}_label"),
+        "thresholds": getattr(run, f"{side}_thresholds"),
+        "yaml": "" if document is None else yaml.safe_dump(document, sort_keys=False),
+    }
+
+
+def _side_input(data: dict[str, Any], side: str) -> whatif.ConfigurationInput:
+    return whatif.ConfigurationInput(
+        data[f"{side}_source"],
+        data.get(f"{side}_yaml") or "",
+        data.get(f"{side}_label") or "",
+        bool(data.get(f"{side}_thresholds")),
+    )
+
+
+def _start(request: HttpRequest, form: WhatIfForm) -> WhatIfRun | None:
+    data = form.cleaned_data
+    try:
+        return whatif.start(
+            data["cluster"],
+            workload_source=data["workload_source"],
+            workload=data.get("workload") or "",
+            baseline=_side_input(data, "baseline"),
+            candidate=_side_input(data, "candidate"),
+            user=request.user,
+        )
+    except whatif.WhatIfInvalid as exc:
+        for field, problems in exc.errors.items():
+            target = FIELDS.get(field, field)
+            if target == "workload" and data.get("upload") is not None:
+                target = "upload"
+            for problem in problems:
+                form.add_error(target if target in form.fields else None, problem)
+        return None
+
+
+RUN_COLUMNS = (
+    ("#", "id", "id"),
+    ("Status", "status", "status"),
+    ("Cluster", "cluster", "cluster__name"),
+    ("Pods", "pods", "pod_count"),
+    ("Baseline (A)", "baseline", "baseline_label"),
+    ("Candidate (B)", "candidate", "candidate_label"),
+    ("Placed A / B", "", ""),
+    ("Placed differently", "", ""),
+    ("Started by", "who", "requested_by__username"),
+    ("When (UTC)", "created", "created"),
+)
+
+
+@role_required(Role.VIEWER)
+@require_http_methods(["GET", "POST"])
+def whatif_list(request: HttpRequest) -> HttpResponse:
+    """Earlier comparisons, and (editors) the form that starts one."""
+    clusters = list(Cluster.objects.all())
+    editor = can_edit_policy(request.user)
+    if request.method == "POST":
+        if not editor:
+            raise PermissionDenied("Starting a comparison needs the editor role.")
+        form = WhatIfForm(request.POST, request.FILES)
+        if form.is_valid() and (run := _start(request, form)) is not None:
+            return redirect("whatif-detail", pk=run.pk)
+        cluster = form.cleaned_data.get("cluster")
+    else:
+        cluster = selected_cluster(request, clusters)
+        previous_id = parse_id(request.GET.get("from"))
+        previous = WhatIfRun.objects.filter(pk=previous_id).first() if previous_id else None
+        form = WhatIfForm(initial=_initial(cluster, previous))
+    runs = (
+        WhatIfRun.objects.select_related("cluster", "requested_by")
+        .defer("result", "workload", "baseline", "candidate")
+        .order_by(*sorting.ordering(request, RUN_COLUMNS, ("-created", "-id")))
+    )
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    latest = cluster.latest_snapshot() if cluster else None
+    return render(
+        request,
+        "policy/whatif/list.html",
+        {
+            "form": form if editor else None,
+            "clusters": clusters,
+            "cluster": cluster,
+            "page": page,
+            "pending_count": latest.pending_pod_count if latest else 0,
+            "headings": sorting.headings(request, RUN_COLUMNS),
+        },
+    )
+
+
+@role_required(Role.VIEWER)
+@require_http_methods(["GET"])
+def whatif_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """One comparison: progress while it runs (the status part refreshes itself), then the
+    side-by-side report."""
+    run = get_object_or_404(WhatIfRun.objects.select_related("cluster", "requested_by"), pk=pk)
+    context: dict[str, Any] = {
+        "run": run,
+        "stalled": whatif.stalled(run),
+        "can_edit": can_edit_policy(request.user),
+    }
+    if request.headers.get("X-Partial") == "status":
+        return render(request, "policy/whatif/_status.html", context)
+    context.update(
+        {
+            f"{side}_yaml": yaml.safe_dump(document, sort_keys=False) if document else ""
+            for side, document in (("baseline", run.baseline), ("candidate", run.candidate))
+        }
+    )
+    result = run.result if run.finished_ok else None
+    if result:
+        resources = result.get("resources", [])
+        moved = Paginator(present.moved_pods(result), MOVED_PER_PAGE)
+        context.update(
+            result=result,
+            sides=result["runs"],
+            metrics=present.metrics(result["runs"], resources),
+            outcome=present.outcome_chart(result, resources),
+            spread=present.spread_chart(result),
+            distributions=[
+                {"resource": name, "chart": chart}
+                for name in resources
+                if (chart := present.distribution_chart(result, name)) is not None
+            ],
+            moved=moved.get_page(request.GET.get("page")),
+        )
+    return render(request, "policy/whatif/detail.html", context)
+
+
+@role_required(Role.EDITOR)
+@require_POST
+def whatif_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(WhatIfRun, pk=pk)
+    if whatif.cancel(run):
+        messages.info(request, f"Comparison #{run.pk} was cancelled.")
+    else:
+        messages.warning(request, f"Comparison #{run.pk} had already finished.")
+    return redirect("whatif-detail", pk=run.pk)
