@@ -10,6 +10,9 @@
 // - a form marked data-busy="TEXT" (work that can take seconds: evaluating on a large cluster,
 //   starting a what-if) disables its submit button on submit and shows TEXT on it, so a second
 //   click does not send the work again and the person sees it is under way.
+// - a resource map's rows ([data-resource-rows], the policy editors) get add and remove
+//   buttons and a picker that puts a known resource in an empty (or new) row; without the
+//   script the server offers blank rows, and a cleared row is no entry.
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
@@ -66,8 +69,90 @@
     setTimeout(tick, seconds * 1000);
   }
 
+  // Rows of a resource map: one resource and its number per row.
+  function resourceRows(box) {
+    var list = box.querySelector(".resource-list");
+    var pick = box.querySelector(".resource-pick");
+    if (!list) { return; }
+
+    function rows() { return Array.prototype.slice.call(list.querySelectorAll(".resource-row")); }
+    function inputs(row) { return row.querySelectorAll("input"); }
+    function isBlank(row) {
+      var fields = inputs(row);
+      return !fields[0].value.trim() && !fields[1].value.trim();
+    }
+    function renumber() {
+      rows().forEach(function (row, i) {
+        var fields = inputs(row);
+        fields[0].setAttribute("aria-label", "Resource, row " + (i + 1));
+        fields[1].setAttribute("aria-label", fields[1].getAttribute("aria-label").replace(/row \d+$/, "row " + (i + 1)));
+        row.querySelector(".remove-row").setAttribute("aria-label", "Remove row " + (i + 1));
+      });
+      if (pick) {
+        var used = rows().map(function (row) { return inputs(row)[0].value.trim(); });
+        Array.prototype.forEach.call(pick.options, function (option) {
+          option.disabled = option.value !== "" && used.indexOf(option.value) >= 0;
+        });
+      }
+    }
+    function addRow() {
+      var last = rows()[rows().length - 1];
+      var row = last.cloneNode(true);
+      var n = Date.now().toString(36) + rows().length;
+      row.classList.remove("has-error");
+      row.querySelectorAll(".field-errors, .field-warning").forEach(function (el) { el.remove(); });
+      Array.prototype.forEach.call(inputs(row), function (input) {
+        input.value = "";
+        input.removeAttribute("aria-invalid");
+        input.removeAttribute("aria-describedby");
+        input.id = input.id.replace(/_[^_]+_(resource|value)$/, "_n" + n + "_$1");
+      });
+      list.appendChild(row);
+      renumber();
+      return row;
+    }
+    function blankRow() {
+      var free = rows().filter(isBlank)[0];
+      return free || addRow();
+    }
+
+    rows().forEach(function (row) { row.querySelector(".remove-row").hidden = false; });
+    box.querySelector(".resource-add").hidden = false;
+    renumber();
+
+    list.addEventListener("click", function (event) {
+      var button = event.target.closest(".remove-row");
+      if (!button) { return; }
+      var row = button.closest(".resource-row");
+      var all = rows();
+      var next = all[all.indexOf(row) + 1] || all[all.indexOf(row) - 1];
+      if (all.length > 1) {
+        row.remove();
+      } else {
+        Array.prototype.forEach.call(inputs(row), function (input) { input.value = ""; });
+      }
+      renumber();
+      (next && next.isConnected ? inputs(next)[0] : inputs(rows()[0])[0]).focus();
+    });
+    list.addEventListener("change", renumber);
+    box.querySelector(".add-row").addEventListener("click", function () {
+      inputs(addRow())[0].focus();
+    });
+    if (pick) {
+      pick.addEventListener("change", function () {
+        if (!pick.value) { return; }
+        var row = blankRow();
+        inputs(row)[0].value = pick.value;
+        pick.value = "";
+        renumber();
+        inputs(row)[1].focus();
+      });
+    }
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-poll]").forEach(poll);
+    document.querySelectorAll("[data-resource-rows]").forEach(resourceRows);
 
     document.querySelectorAll("form[data-busy]").forEach(function (form) {
       form.addEventListener("submit", function (event) {

@@ -56,13 +56,29 @@ def tree(demo_snapshot: ClusterSnapshot) -> dict[str, Any]:
     }
 
 
-def args_data(args: LoadAwareSchedulingArgs, **changes: str) -> dict[str, str]:
+def map_rows(field: str, entries: dict[str, str], blank: int = 2) -> dict[str, list[str]]:
+    """A resource map as the editor posts it: a resource and a value per row, then blank rows."""
+    return {
+        f"{field}-resource": [*entries, *[""] * blank],
+        f"{field}-value": [*entries.values(), *[""] * blank],
+    }
+
+
+def with_rows(data: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``data`` updated: a dict value is a resource map's rows; text is a script's YAML."""
+    for key, value in changes.items():
+        for suffix in ("", "-resource", "-value"):
+            data.pop(f"{key}{suffix}", None)
+        data.update(map_rows(key, value) if isinstance(value, dict) else {key: value})
+    return data
+
+
+def args_data(args: LoadAwareSchedulingArgs, **changes: Any) -> dict[str, Any]:
     data = {
         "version": str(args.version),
-        "usage_thresholds": "cpu: 45\nmemory: 90",
+        **map_rows("usage_thresholds", {"cpu": "45", "memory": "90"}),
     }
-    data.update(changes)
-    return data
+    return with_rows(data, changes)
 
 
 def html_of(response: Any) -> str:
@@ -135,7 +151,8 @@ def test_loadaware_form_shows_every_field_with_defaults_and_labels(
     assert "<title>Edit LoadAware args of profile default-scheduler · schedboard</title>" in html
     for field in LoadAwareSchedulingArgs.SNAPSHOT_FIELDS:
         if field != "profile":
-            assert f'for="id_{field}"' in html, field
+            labelled = f'for="id_{field}"' in html  # a resource map is a group of rows
+            assert labelled or f'resource-map" id="id_{field}"' in html, field
     assert "<legend>Filter: usage thresholds</legend>" in html
     assert "Default: cpu: 65, memory: 95." in html  # Koordinator's default, visible
     assert 'placeholder="180"' in html
@@ -150,7 +167,7 @@ def test_invalid_threshold_is_shown_inline_with_koordinators_rule(
     args = tree["args"]
     response = client.post(
         f"/policies/loadaware/{args.pk}/edit/",
-        args_data(args, usage_thresholds="cpu: 150\nmemory: 90", save="1"),
+        args_data(args, usage_thresholds={"cpu": "150", "memory": "90"}, save="1"),
     )
     assert response.status_code == 400
     form = response.context["form"]
@@ -159,9 +176,13 @@ def test_invalid_threshold_is_shown_inline_with_koordinators_rule(
     ]
     html = html_of(response)
     assert "<title>Error: Edit LoadAware args" in html
-    assert 'href="#id_usage_thresholds"' in html  # the error summary links to the field
+    assert 'href="#id_usage_thresholds_0_value"' in html  # the summary links to the cpu row
     assert 'aria-invalid="true"' in html
-    assert "cpu: 150" in html  # input kept
+    assert 'value="cpu"' in html and 'value="150"' in html  # input kept
+    # The error is on the cpu row (its inputs point at it), not repeated on the field.
+    assert 'id="id_usage_thresholds_0_errors"' in html
+    assert 'aria-describedby="id_usage_thresholds_0_errors"' in html
+    assert 'id="id_usage_thresholds_errors"' not in html
     assert LoadAwareSchedulingArgs.objects.get().usage_thresholds == {"cpu": 45, "memory": 90}
 
 
@@ -177,7 +198,7 @@ def test_preview_renders_yaml_and_diff_without_saving(
     jobs = SyncJob.objects.count()
     response = client.post(
         f"/policies/loadaware/{args.pk}/edit/",
-        args_data(args, usage_thresholds="cpu: 70\nmemory: 90", preview="1"),
+        args_data(args, usage_thresholds={"cpu": "70", "memory": "90"}, preview="1"),
     )
     assert response.status_code == 200
     preview = response.context["preview"]
@@ -199,7 +220,7 @@ def test_save_goes_through_the_service_and_is_recorded(
         f"/policies/loadaware/{args.pk}/edit/",
         args_data(
             args,
-            usage_thresholds="cpu: 70\nmemory: 90",
+            usage_thresholds={"cpu": "70", "memory": "90"},
             filter_expired_node_metrics="false",
             dominant_resource_weight="10",
             save="1",
@@ -230,20 +251,20 @@ def test_stale_version_shows_their_change_and_keeps_input(
     client.force_login(editor)
     response = client.post(
         f"/policies/loadaware/{args.pk}/edit/",
-        args_data(args, usage_thresholds="cpu: 60\nmemory: 90", save="1"),
+        args_data(args, usage_thresholds={"cpu": "60", "memory": "90"}, save="1"),
     )
     assert response.status_code == 409
     html = html_of(response)
     assert "Someone else changed this LoadAware args" in html
     assert "otto" in html  # who
-    assert "cpu: 60" in html  # the user's input is kept
+    assert 'value="60"' in html  # the user's input is kept
     assert "{&quot;cpu&quot;: 50, &quot;memory&quot;: 90}" in html  # their value
     assert response.context["form"]["version"].value() == "2"
     assert LoadAwareSchedulingArgs.objects.get().usage_thresholds == {"cpu": 50, "memory": 90}
     # Saving again (now at the current version) replaces their change, knowingly.
     response = client.post(
         f"/policies/loadaware/{args.pk}/edit/",
-        args_data(args, usage_thresholds="cpu: 60\nmemory: 90", version="2", save="1"),
+        args_data(args, usage_thresholds={"cpu": "60", "memory": "90"}, version="2", save="1"),
     )
     assert response.status_code == 302
     assert LoadAwareSchedulingArgs.objects.get().usage_thresholds == {"cpu": 60, "memory": 90}
@@ -265,7 +286,7 @@ def test_create_and_delete_loadaware_args(
     assert response.status_code == 200 and "<title>New LoadAware args" in html_of(response)
     response = client.post(
         "/policies/loadaware/new/",
-        {"parent": profile.pk, "usage_thresholds": "cpu: 55", "save": "1"},
+        {"parent": profile.pk, **map_rows("usage_thresholds", {"cpu": "55"}), "save": "1"},
     )
     assert response.status_code == 302
     created = LoadAwareSchedulingArgs.objects.get()
@@ -486,16 +507,15 @@ def test_delete_configuration(client: Client, editor: User, tree: dict[str, Any]
 # -- node threshold policies ----------------------------------------------------------------------
 
 
-def threshold_data(**changes: str) -> dict[str, str]:
+def threshold_data(**changes: Any) -> dict[str, Any]:
     data = {
         "name": "hot-nodes",
         "enabled": "on",
         "priority": "10",
         "node_selector": "{}",
-        "usage_thresholds": "cpu: 50",
+        **map_rows("usage_thresholds", {"cpu": "50"}),
     }
-    data.update(changes)
-    return data
+    return with_rows(data, changes)
 
 
 def test_threshold_policy_preview_selector_and_window(
@@ -533,7 +553,7 @@ def test_threshold_policy_errors_inline(
         "/policies/thresholds/new/",
         {
             "parent": cluster.pk,
-            **threshold_data(usage_thresholds="cpu: 101", active_from="22:00", save="1"),
+            **threshold_data(usage_thresholds={"cpu": "101"}, active_from="22:00", save="1"),
         },
     )
     assert response.status_code == 400
@@ -563,7 +583,7 @@ def test_threshold_policy_update_delete_and_revert(
     client.force_login(editor)
     response = client.post(
         f"/policies/thresholds/{policy.pk}/edit/",
-        threshold_data(name="p", version="1", usage_thresholds="cpu: 40", save="1"),
+        threshold_data(name="p", version="1", usage_thresholds={"cpu": "40"}, save="1"),
     )
     assert response.status_code == 302
     policy.refresh_from_db()
@@ -652,15 +672,48 @@ def test_an_edit_or_delete_without_its_version_is_refused(
     assert args.version == 1 and args.usage_thresholds["cpu"] != 33
 
 
-def test_saving_a_threshold_no_node_has_warns(
+def test_a_threshold_no_node_has_is_warned_about_on_preview_and_save(
+    client: Client, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    """A typo is valid (any resource name is), so it is a warning, not an error: on its row
+    when previewed, in the preview's notice, and after saving."""
+    client.force_login(editor)
+    data = {"parent": demo_snapshot.cluster_id, **threshold_data(usage_thresholds={"cpuu": "70"})}
+    expected = (
+        "Usage thresholds: no node of the newest snapshot reports 'cpuu' (a typo?), so this "
+        "entry is never used. A non-empty map replaces the LoadAware args' map: with no cpu "
+        "and memory entry here, the cpu and memory check would be off."
+    )
+    response = client.post("/policies/thresholds/new/", {**data, "preview": "1"})
+    assert response.status_code == 200
+    assert response.context["warnings"] == [expected]
+    html = html_of(response)
+    assert 'id="id_usage_thresholds_0_warnings"' in html
+    assert html.count("no node of the newest snapshot reports &#x27;cpuu&#x27;") == 2
+    assert not NodeThresholdPolicy.objects.exists()
+    response = client.post("/policies/thresholds/new/", {**data, "save": "1"}, follow=True)
+    assert response.status_code == 200
+    shown = [str(message) for message in response.context["messages"]]
+    assert expected in shown, shown
+    policy = NodeThresholdPolicy.objects.get()
+    assert policy.usage_thresholds == {"cpuu": 70}
+    page = client.get(f"/policies/thresholds/{policy.pk}/edit/")  # and when edited again
+    assert 'id="id_usage_thresholds_0_warnings"' in html_of(page)
+
+
+def test_known_resources_are_offered_and_not_warned_about(
     client: Client, editor: User, demo_snapshot: ClusterSnapshot
 ) -> None:
     client.force_login(editor)
+    page = client.get(f"/policies/thresholds/new/?parent={demo_snapshot.cluster_id}")
+    html = html_of(page)
+    assert '<datalist id="id_usage_thresholds_known"><option value="cpu">' in html
+    assert '<option value="ephemeral-storage">' in html
     response = client.post(
         "/policies/thresholds/new/",
-        {"parent": demo_snapshot.cluster_id, **threshold_data(usage_thresholds="cpuu: 70")},
-        follow=True,
+        {
+            "parent": demo_snapshot.cluster_id,
+            **threshold_data(usage_thresholds={"cpu": "70", "memory": "80"}, preview="1"),
+        },
     )
-    assert response.status_code == 200
-    shown = [str(message) for message in response.context["messages"]]
-    assert any("no node of the newest snapshot reports 'cpuu'" in m for m in shown), shown
+    assert response.status_code == 200 and response.context["warnings"] == []

@@ -62,3 +62,27 @@ def test_good_maps_pass_everywhere(value: dict[str, int]) -> None:
     resource_map_validator(value)
     assert ApiField().to_internal_value(value) == value
     assert FormField().to_python(yaml.safe_dump(value)) == value
+
+
+def rows_error(value: dict[str, Any]) -> list[str]:
+    """The editor's rows: one resource and its number (as text) per row."""
+    with pytest.raises(ValidationError) as caught:
+        FormField().to_python([(name, str(number)) for name, number in value.items()])
+    return caught.value.messages
+
+
+# An empty name is a row without a resource (its own message); a float is typed as text.
+ROW_CASES = [case for case in BAD if case not in ("an empty name", "a float")]
+
+
+@pytest.mark.parametrize("case", ROW_CASES)
+def test_the_editors_rows_refuse_with_the_same_message(case: str) -> None:
+    assert rows_error(BAD[case]) == model_error(BAD[case])
+
+
+def test_good_rows_give_the_same_map() -> None:
+    value = {"cpu": 65, "memory": 95, "nvidia.com/gpu": 0, "kubernetes.io/batch-cpu": 1}
+    rows = [(name, str(number)) for name, number in value.items()]
+    assert FormField().to_python(rows) == value
+    assert FormField().to_python([*rows, ("", ""), ("  ", " ")]) == value
+    assert FormField().to_python([("", "")]) is None

@@ -16,7 +16,7 @@ from policy.clusters.engine import clear_caches as clear_engine_caches
 from policy.clusters.models import Cluster
 from policy.clusters.services import load_demo_cluster
 from policy.policies import services as policies
-from policy.policies.models import LoadAwareSchedulingArgs
+from policy.policies.models import LoadAwareSchedulingArgs, NodeThresholdPolicy
 from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
@@ -24,6 +24,7 @@ from tests.ui.session import log_in
 pytestmark = pytest.mark.django_db(transaction=True)
 
 Shot = Callable[[Any, str], Path]
+PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture
@@ -73,24 +74,31 @@ def test_editor_fixes_an_invalid_threshold_previews_and_saves(
     screenshot(page, "policies-index")
     page.get_by_role("link", name="Edit LoadAware args of default-scheduler").click()
     assert page.title().startswith("Edit LoadAware args")
-    field = page.get_by_label("Usage thresholds (usageThresholds)")
-    field.fill("cpu: 150\nmemory: 90")
+    thresholds = page.get_by_role("group", name="Usage thresholds (usageThresholds)")
+    percent = thresholds.get_by_label("Percent, row 1")
+    assert thresholds.get_by_label("Resource, row 1").input_value() == "cpu"
+    assert percent.input_value() == "45"
+    percent.fill("150")
     page.get_by_role("button", name="Save").click()
-    # The error summary links to the field; the field says which rule it broke.
+    # The error summary links to the field; the cpu row says which rule it broke.
     summary = page.get_by_role("alert").filter(has_text="nothing was saved")
     assert summary.is_visible()
     rule = "resource Threshold of cpu should be less than 100, got 150"
     assert rule in summary.inner_text()
     assert "Usage thresholds (usageThresholds)" in summary.inner_text()
     assert page.title().startswith("Error: ")
-    assert field.get_attribute("aria-invalid") == "true"
-    assert page.locator("#id_usage_thresholds_errors").inner_text().strip() == rule
+    percent = page.get_by_role("group", name="Usage thresholds (usageThresholds)").get_by_label(
+        "Percent, row 1"
+    )
+    assert percent.get_attribute("aria-invalid") == "true"
+    assert page.locator("#id_usage_thresholds_0_errors").inner_text().strip() == rule
+    assert percent.get_attribute("aria-describedby") == "id_usage_thresholds_0_errors"
     summary.get_by_role("link").first.click()
-    assert page.evaluate("document.activeElement.id") == "id_usage_thresholds"
+    assert page.evaluate("document.activeElement.id") == "id_usage_thresholds_0_value"
     screenshot(page, "policy-editor-loadaware-error")
     assert LoadAwareSchedulingArgs.objects.get().usage_thresholds == {"cpu": 45, "memory": 90}
 
-    field.fill("cpu: 70\nmemory: 90")
+    percent.fill("70")
     page.get_by_role("button", name="Preview").click()
     preview = page.locator("#preview")
     assert preview.is_visible()
@@ -159,3 +167,107 @@ def test_viewer_sees_no_edit_controls(
     assert page.get_by_role("button", name=re.compile("^Revert")).count() == 0
     response = page.goto(f"{live_server.url}/policies/loadaware/{loadaware.pk}/edit/")
     assert response is not None and response.status == 403
+
+
+def test_threshold_rows_are_filled_with_the_picker_and_a_typo_is_warned_about(
+    page: Any, live_server: Any, loadaware: LoadAwareSchedulingArgs, screenshot: Shot
+) -> None:
+    """An editor builds a threshold map from the known resources, adds a row by hand with a
+    typo, removes a row, and is warned (not refused) that no node reports the typo."""
+    make_user("eddie", "editor")
+    log_in(page, live_server, "eddie")
+    cluster = Cluster.objects.get()
+    page.goto(f"{live_server.url}/policies/thresholds/new/?parent={cluster.pk}")
+    page.get_by_label("Name", exact=True).fill("hot-nodes")
+    page.get_by_label("Node selector (YAML)").fill("{}")
+    group = page.get_by_role("group", name="Usage thresholds", exact=True)
+    pick = group.get_by_label("Add a resource to Usage thresholds")
+    assert pick.is_visible()  # the script shows the picker and the row buttons
+    assert group.get_by_role("button", name="Remove row 1").is_visible()
+    known = pick.locator("option").all_inner_texts()
+    assert known[:4] == ["Add a resource…", "cpu", "memory", "ephemeral-storage"]
+
+    pick.select_option("memory")  # into the first empty row; its percent box is next
+    assert group.get_by_label("Resource, row 1").input_value() == "memory"
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Percent, row 1"
+    page.keyboard.type("90")
+    assert pick.locator("option[value=memory]").is_disabled()  # already a row
+    pick.select_option("ephemeral-storage")
+    group.get_by_label("Percent, row 2").fill("80")
+    group.get_by_role("button", name="Add row").click()
+    group.get_by_role("button", name="Add row").click()
+    assert group.locator(".resource-row").count() == 4
+    group.get_by_label("Resource, row 3").fill("cpuu")
+    group.get_by_label("Percent, row 3").fill("70")
+    group.get_by_role("button", name="Remove row 2").click()  # ephemeral-storage goes
+    assert group.locator(".resource-row").count() == 3
+    assert group.get_by_label("Resource, row 2").input_value() == "cpuu"
+    screenshot(page, "policy-editor-threshold-rows")
+
+    page.get_by_role("button", name="Preview").click()
+    preview = page.locator("#preview")
+    warning = (
+        "Usage thresholds: no node of the newest snapshot reports 'cpuu' (a typo?), so this "
+        "entry is never used. A non-empty map replaces the LoadAware args' map: with no cpu "
+        "entry here, the cpu check would be off."
+    )
+    assert warning in preview.inner_text()
+    group = page.get_by_role("group", name="Usage thresholds", exact=True)
+    row_warning = page.locator("#id_usage_thresholds_1_warnings")
+    assert row_warning.inner_text().strip() == warning
+    assert group.get_by_label("Resource, row 2").input_value() == "cpuu"
+    assert group.get_by_label("Resource, row 2").get_attribute("aria-describedby") == (
+        "id_usage_thresholds_1_warnings"
+    )
+    screenshot(page, "policy-editor-threshold-typo-warning")
+    assert not NodeThresholdPolicy.objects.filter(name="hot-nodes").exists()
+
+    page.get_by_role("button", name="Save", exact=True).click()
+    page.get_by_text("Saved node threshold policy hot-nodes").wait_for()
+    assert warning in page.locator(".messages").inner_text()
+    screenshot(page, "policy-detail-threshold-typo-warning")
+    saved = NodeThresholdPolicy.objects.get(name="hot-nodes")
+    assert saved.usage_thresholds == {"memory": 90, "cpuu": 70}
+
+    # On a phone the rows fit: nothing scrolls sideways.
+    page.set_viewport_size(PHONE)
+    page.goto(f"{live_server.url}/policies/thresholds/{saved.pk}/edit/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    screenshot(page, "phone-policy-editor-threshold-rows")
+    page.goto(f"{live_server.url}/policies/loadaware/{loadaware.pk}/edit/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    screenshot(page, "phone-policy-editor-loadaware-rows")
+
+
+def test_rows_work_without_javascript(
+    browser: Any, live_server: Any, loadaware: LoadAwareSchedulingArgs, screenshot: Shot
+) -> None:
+    """Without the script: blank rows to fill (more after each preview), a cleared row is no
+    entry, and the add and remove buttons, which would do nothing, are not shown."""
+    make_user("eddie", "editor")
+    context = browser.new_context(
+        viewport={"width": 1366, "height": 850}, java_script_enabled=False
+    )
+    page = context.new_page()
+    try:
+        log_in(page, live_server, "eddie")
+        page.goto(f"{live_server.url}/policies/loadaware/{loadaware.pk}/edit/")
+        group = page.get_by_role("group", name="Usage thresholds (usageThresholds)")
+        assert group.locator(".resource-row").count() == 4  # cpu, memory, two blank
+        assert not group.get_by_role("button", name="Add row").is_visible()
+        assert not group.get_by_role("button", name="Remove row 1").is_visible()
+        group.get_by_label("Resource, row 1").fill("")
+        group.get_by_label("Percent, row 1").fill("")  # cpu removed
+        group.get_by_label("Resource, row 3").fill("ephemeral-storage")
+        group.get_by_label("Percent, row 3").fill("85")
+        page.get_by_role("button", name="Preview").click()
+        group = page.get_by_role("group", name="Usage thresholds (usageThresholds)")
+        assert group.locator(".resource-row").count() == 4  # memory, ephemeral-storage, 2 blank
+        assert group.get_by_label("Resource, row 2").input_value() == "ephemeral-storage"
+        screenshot(page, "policy-editor-loadaware-rows-no-js")
+        page.get_by_role("button", name="Save", exact=True).click()
+        page.get_by_text("Saved LoadAware args").wait_for()
+        args = LoadAwareSchedulingArgs.objects.get()
+        assert args.usage_thresholds == {"memory": 90, "ephemeral-storage": 85}
+    finally:
+        context.close()

@@ -7,7 +7,10 @@ fields by the views. JSON-shaped fields are edited as YAML (JSON is YAML too).
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import yaml
@@ -16,6 +19,7 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 from django.forms.utils import pretty_name
 
+from policy.clusters.models import Cluster
 from policy.core.validators import plugin_config_validator, resource_map_validator
 from policy.policies.documents import AGGREGATED_FIELDS, ARGS_FIELDS, CONFIGURATION_FIELDS
 from policy.policies.models import (
@@ -25,6 +29,7 @@ from policy.policies.models import (
     SchedulerConfiguration,
     SchedulerProfile,
 )
+from policy.web.pages import SnapshotUnreadable, engine_snapshot_or_notice
 from policy.web.presenters.policies import loadaware_defaults
 from scoring.config.schema import PLUGINS_FIELD_ORDER
 from scoring.errors import InputError
@@ -77,22 +82,225 @@ class YAMLField(forms.CharField):
         return data
 
 
-class ResourceMapField(YAMLField):
-    """``map[ResourceName]int64``, one ``resource: value`` per line."""
+RESOURCE_KEY = "{}-resource"  # the rows' inputs: <field>-resource and <field>-value, repeated
+VALUE_KEY = "{}-value"
+BLANK_ROWS = 2  # empty rows offered after the filled ones (without JavaScript, rows to add)
+CORE_PICKS = ("cpu", "memory", "ephemeral-storage")
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
+_TOKEN = re.compile(r"[^\s:,;'\"()\[\]{}]+")
 
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("rows", 2)
+# What leaving cpu or memory out of a map that replaces another one means.
+LEFT_OUT = {
+    "usage_thresholds": "the {} check would be off",
+    "prod_usage_thresholds": "the {} check would be off",
+    "aggregated_usage_thresholds": "the {} check would be off",
+    "resource_weights": "{} would not be scored",
+}
+
+
+def reported_resources(cluster: Cluster) -> list[str] | None:
+    """The resources some node of the cluster's newest snapshot reports in its allocatable;
+    None when not known (no snapshot, unreadable, or a big one still being built)."""
+    stored = cluster.latest_snapshot()
+    if stored is None:
+        return None
+    try:
+        snapshot = engine_snapshot_or_notice(stored)
+    except SnapshotUnreadable:
+        return None
+    if snapshot is None:
+        return None
+    names: set[str] = set()
+    for node in snapshot.nodes:
+        names.update(node.allocatable)
+    return sorted(names)
+
+
+def _getlist(data: Any, key: str) -> list[str] | None:
+    if key not in data:
+        return None
+    if hasattr(data, "getlist"):
+        return [str(v) for v in data.getlist(key)]
+    value = data[key]
+    return [str(v) for v in value] if isinstance(value, list | tuple) else [str(value)]
+
+
+class ResourceRowsWidget(forms.Widget):
+    """Rows of a resource name and a number, posted as repeated ``<name>-resource`` and
+    ``<name>-value`` inputs (rendered by ``policy/policies/_resource_map.html``). Without
+    them, a single ``<name>`` value is YAML text, as the field took before (scripts)."""
+
+    def value_from_datadict(self, data: Any, files: Any, name: str) -> Any:
+        resources = _getlist(data, RESOURCE_KEY.format(name))
+        values = _getlist(data, VALUE_KEY.format(name))
+        if resources is None and values is None:
+            return data.get(name)
+        resources, values = resources or [], values or []
+        width = max(len(resources), len(values))
+        resources += [""] * (width - len(resources))
+        values += [""] * (width - len(values))
+        return list(zip(resources, values, strict=True))
+
+    def value_omitted_from_data(self, data: Any, files: Any, name: str) -> bool:
+        return not any(k in data for k in (name, RESOURCE_KEY.format(name), VALUE_KEY.format(name)))
+
+    def id_for_label(self, id_: str) -> str:
+        return id_  # the rows' fieldset (the error summary links there)
+
+
+def parse_rows(rows: list[tuple[str, str]]) -> tuple[dict[str, Any], dict[int, list[str]]]:
+    """The map the rows give and each faulty row's messages, by its index among the filled rows
+    (blank rows are no entry, and are not counted).
+
+    Names and numbers are checked by :func:`resource_map_validator`, the one rule for these
+    maps (what a value must be beyond an integer is for the services to say)."""
+    data: dict[str, Any] = {}
+    problems: dict[int, list[str]] = {}
+    seen: dict[str, int] = {}
+    filled = [(n.strip(), v.strip()) for n, v in rows if n.strip() or v.strip()]
+    for index, (name, text) in enumerate(filled):
+        if not name:
+            problems[index] = [f"Row {index + 1}: give the resource the value {text} is for."]
+            continue
+        if not text:
+            problems[index] = [f"{name}: give a value (an integer), or clear the row."]
+            continue
+        if name in seen:
+            problems[index] = [
+                f"Row {index + 1}: {name} is given twice (also row {seen[name] + 1})."
+            ]
+            continue
+        value: Any = int(text) if _INTEGER_TEXT.fullmatch(text) else text
+        try:
+            resource_map_validator({name: value})
+        except forms.ValidationError as exc:
+            problems[index] = list(exc.messages)
+            continue
+        seen[name] = index
+        data[name] = value
+    return data, problems
+
+
+@dataclass
+class ResourceRow:
+    index: int
+    resource: str
+    value: str
+    errors: list[str] = dataclasses.field(default_factory=list)
+    warnings: list[str] = dataclasses.field(default_factory=list)
+
+
+def _row_of(message: str, rows: list[ResourceRow]) -> ResourceRow | None:
+    """The row a message is about: "Row N: ..." or the first row whose resource it names."""
+    if match := re.match(r"Row (\d+):", message):
+        number = int(match.group(1))
+        return rows[number - 1] if 0 < number <= len(rows) else None
+    tokens = {token.rstrip(".") for token in _TOKEN.findall(message)}
+    for row in rows:
+        name = row.resource.strip()
+        if name and (message.startswith(f"{name}:") or name in tokens):
+            return row
+    return None
+
+
+class ResourceMapBoundField(forms.BoundField):
+    """The rows to show: the posted ones (or the map's entries), then blank ones; each error
+    and warning on the row of the resource it names, the others on the field."""
+
+    def _rows(self) -> tuple[list[ResourceRow], list[str]]:
+        value = self.value()
+        if isinstance(value, dict):
+            pairs = [(str(k), str(v)) for k, v in value.items()]
+        elif isinstance(value, list):
+            pairs = [(str(k), str(v)) for k, v in value if str(k).strip() or str(v).strip()]
+        else:  # None, or YAML text (a script's post): its entries if it reads as a map
+            parsed = _lenient_map(value)
+            pairs = [(str(k), str(v)) for k, v in parsed.items()]
+        rows = [ResourceRow(i, k, v) for i, (k, v) in enumerate(pairs)]
+        rows += [ResourceRow(len(rows) + i, "", "") for i in range(BLANK_ROWS)]
+        loose: list[str] = []
+        for message in self.errors:
+            row = _row_of(str(message), rows[: len(pairs)])
+            (row.errors if row else loose).append(str(message))
+        form: Any = self.form
+        warned: dict[str, list[tuple[str, str]]] = form.resource_warnings()
+        for resource, message in warned.get(self.name, []):
+            for row in rows[: len(pairs)]:
+                if row.resource.strip() == resource:
+                    row.warnings.append(message)
+                    break
+        return rows, loose
+
+    @property
+    def rows(self) -> list[ResourceRow]:
+        return self._rows()[0]
+
+    @property
+    def id_for_label(self) -> str:
+        """Where the error summary links: the first faulty row's number (its name, if that is
+        what is wrong), else the rows' fieldset."""
+        for row in self.rows:
+            if row.errors:
+                try:
+                    resource_map_validator({row.resource.strip(): 0})
+                except forms.ValidationError:
+                    return f"{self.auto_id}_{row.index}_resource"
+                return f"{self.auto_id}_{row.index}_value"
+        return str(self.auto_id)
+
+    @property
+    def field_errors(self) -> list[str]:
+        """Errors that name no row (shown under the field)."""
+        return self._rows()[1]
+
+    @property
+    def picks(self) -> list[str]:
+        return list(getattr(self.form, "resource_picks", CORE_PICKS))
+
+    @property
+    def unit(self) -> str:
+        field: Any = self.field
+        return str(field.unit)
+
+
+def _lenient_map(text: Any) -> dict[str, Any]:
+    if not isinstance(text, str) or not text.strip():
+        return {}
+    try:
+        data = load_yaml(text, source="YAML")
+    except (yaml.YAMLError, InputError):
+        return {}
+    return dict(data) if isinstance(data, dict) else {}
+
+
+class ResourceMapField(YAMLField):
+    """``map[ResourceName]int64`` as rows of a resource and an integer (a blank row is no
+    entry; no entry: None). Its cleaned value is the dict the services take."""
+
+    resource_map = True  # templates render its rows (``_resource_map.html``)
+
+    def __init__(self, *, unit: str = "Percent", **kwargs: Any) -> None:
+        self.unit = unit
+        kwargs.setdefault("widget", ResourceRowsWidget())
         super().__init__(shape=dict, empty=None, **kwargs)
 
+    def get_bound_field(self, form: forms.BaseForm, field_name: str) -> forms.BoundField:
+        return ResourceMapBoundField(form, self, field_name)
+
     def prepare_value(self, value: Any) -> Any:
-        if isinstance(value, dict) and value:
-            return "\n".join(f"{k}: {v}" for k, v in value.items())
-        return super().prepare_value(value)
+        return value  # rows, a map or text: the bound field lays them out
 
     def to_python(self, value: Any) -> Any:
-        data = super().to_python(value)
-        if data is None:
-            return None
+        if isinstance(value, list):
+            data, problems = parse_rows(value)
+            if problems:
+                raise forms.ValidationError([m for i in sorted(problems) for m in problems[i]])
+            if not data:
+                return None
+        else:
+            data = super().to_python(value)
+            if data is None:
+                return None
         resource_map_validator(data)  # its ValidationError is the form field's error
         return dict(data)
 
@@ -148,10 +356,23 @@ class PolicyForm(forms.Form):
 
     version = forms.IntegerField(required=False, widget=forms.HiddenInput, min_value=1)
 
-    def __init__(self, *args: Any, instance: models.Model | None = None, **kwargs: Any) -> None:
+    # Resource map fields whose non-empty value replaces another map (not merged with it):
+    # what it replaces. The warning about unreported resources says so.
+    replaces: ClassVar[dict[str, str]] = {}
+
+    def __init__(
+        self,
+        *args: Any,
+        instance: models.Model | None = None,
+        resources: Sequence[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         if instance is not None and "initial" not in kwargs:
             kwargs["initial"] = self.initial_from(instance)
         super().__init__(*args, **kwargs)
+        # The resources the cluster's nodes report (None: not known, nothing is warned about).
+        self.reported = None if resources is None else frozenset(resources)
+        self.resource_picks = [*CORE_PICKS, *sorted(set(resources or ()) - set(CORE_PICKS))]
         fields: Any = self.fields
         for name, field in fields.items():
             if name == "version":
@@ -183,6 +404,45 @@ class PolicyForm(forms.Form):
 
     def grouped(self) -> list[tuple[str, list[forms.BoundField]]]:
         return [(legend, [self[name] for name in names]) for legend, names in self.fieldsets]
+
+    def resource_warnings(self) -> dict[str, list[tuple[str, str]]]:
+        """Per resource map field, (resource, message) for each resource of its valid value that
+        no node of the cluster's newest snapshot reports: accepted, but never used (often a
+        typo, such as ``cpuu``, which also drops the defaults' cpu entry). Unbound: of the
+        stored values (an edit page shows them at once)."""
+        cleaned = getattr(self, "cleaned_data", None) if self.is_bound else self.initial
+        if self.reported is None or not cleaned:
+            return {}
+        out: dict[str, list[tuple[str, str]]] = {}
+        fields: Any = self.fields
+        for name, field in fields.items():
+            value = cleaned.get(name) if isinstance(field, ResourceMapField) else None
+            if not isinstance(value, dict):
+                continue
+            for resource in value:
+                if resource in self.reported:
+                    continue
+                message = (
+                    f"{self[name].label}: no node of the newest snapshot reports {resource!r} "
+                    "(a typo?), so this entry is never used."
+                )
+                if replaced := self.replaces.get(name):
+                    missing = " and ".join(r for r in ("cpu", "memory") if r not in value)
+                    message += f" A non-empty map replaces {replaced}"
+                    if missing and name in LEFT_OUT:
+                        message += (
+                            f": with no {missing} entry here, {LEFT_OUT[name].format(missing)}"
+                        )
+                    message += "."
+                out.setdefault(name, []).append((resource, message))
+        return out
+
+    @classmethod
+    def has_resource_maps(cls) -> bool:
+        return any(isinstance(field, ResourceMapField) for field in cls.base_fields.values())
+
+    def warning_messages(self) -> list[str]:
+        return [message for items in self.resource_warnings().values() for _, message in items]
 
 
 # -- scheduler configurations -------------------------------------------------------------------
@@ -372,6 +632,8 @@ class LoadAwareArgsForm(PolicyForm):
 
     model = LoadAwareSchedulingArgs
     v1_names = _LOADAWARE_V1
+    # Estimated scaling factors are merged with the defaults; the other maps have none.
+    replaces = dict.fromkeys(["usage_thresholds", "resource_weights"], "the defaults")
     fieldsets = [
         (
             "Filter: usage thresholds",
@@ -418,7 +680,7 @@ class LoadAwareArgsForm(PolicyForm):
     node_metric_expiration_seconds = _int()
     filter_expired_node_metrics = tristate("true")
     enable_schedule_when_node_metrics_expired = tristate("false")
-    resource_weights = ResourceMapField()
+    resource_weights = ResourceMapField(unit="Weight")
     dominant_resource_weight = _int()
     score_according_prod_usage = tristate("false")
     estimator = forms.CharField(required=False, max_length=253)
@@ -454,6 +716,10 @@ class LoadAwareArgsForm(PolicyForm):
 
 class NodeThresholdPolicyForm(PolicyForm):
     model = NodeThresholdPolicy
+    replaces = dict.fromkeys(
+        ["usage_thresholds", "prod_usage_thresholds", "aggregated_usage_thresholds"],
+        "the LoadAware args' map",
+    )
     fieldsets = [
         ("Policy", ["name", "description", "enabled", "priority"]),
         ("Target nodes (names or a label selector, not both)", ["node_names", "node_selector"]),

@@ -429,9 +429,11 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         "sync_status": sync_status.status_of(obj, cluster) if obj is not None else None,
     }
     status = 200
+    # For resource maps: the rows' picker offers these, and others are warned about.
+    resources = pf.reported_resources(cluster) if editor.form.has_resource_maps() else None
     plugin_help: profile_plugins.PluginHelp | None = None
     if request.method == "POST":
-        form = editor.form(request.POST)
+        form = editor.form(request.POST, resources=resources)
         if obj is not None and form.is_valid() and form.cleaned_data.get("version") is None:
             form.add_error(None, VERSION_MISSING)  # without it, another's change is not seen
         if form.is_valid():
@@ -448,15 +450,15 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
             try:
                 if "preview" in request.POST:
                     context["preview"] = _dry_run(editor, cluster, call)
+                    context["warnings"] = form.warning_messages()
                 else:
                     saved = call()
                     messages.success(
                         request,
                         f"Saved {editor.phrase(saved)} as version {saved.version}.",
                     )
-                    if isinstance(saved, NodeThresholdPolicy):
-                        for warning in rendering.threshold_warnings(saved):
-                            messages.warning(request, warning)
+                    for warning in form.warning_messages():
+                        messages.warning(request, warning)
                     return redirect(detail_url(editor, saved))
             except policies.PolicyInvalid as exc:
                 skip = _registry_problems(form, plugin_help)
@@ -467,7 +469,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
                 context["conflict"] = _conflict(current)
                 data = request.POST.copy()
                 data["version"] = str(current.version)
-                form = editor.form(data)
+                form = editor.form(data, resources=resources)
                 form.is_valid()
                 status = 409
             except ObjectDoesNotExist:
@@ -476,7 +478,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         else:
             status = 400
     else:
-        form = editor.form(instance=obj) if obj is not None else editor.form()
+        form = editor.form(instance=obj, resources=resources)
     context["form"] = form
     context["errors"] = _error_summary(form)
     defaults: dict[str, str] = getattr(form, "defaults", {})
