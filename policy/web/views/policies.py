@@ -85,8 +85,9 @@ class Editor:
         return f"{self.noun} {obj}"
 
     def new_title(self, parent: Any) -> str:
-        """ "New profile in scheduler configuration of cluster staging", "New node threshold
-        policy of cluster staging", "New LoadAware args for profile batch"."""
+        """The title of a new object's page: "New profile in scheduler configuration of
+        cluster staging", "New node threshold policy of cluster staging", "New LoadAware args
+        for profile batch"."""
         if isinstance(parent, Cluster):
             return f"New {self.noun} of cluster {parent.name}"
         if isinstance(parent, SchedulerProfile):
