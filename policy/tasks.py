@@ -23,12 +23,9 @@ def ping() -> str:
 def prepare_snapshot(cluster_id: int) -> bool:
     """Prepare what the pages show of the cluster's newest snapshot (``policy.web.prepared``);
     False when there is nothing (left) to prepare."""
-    from policy.clusters.models import Cluster
-    from policy.web.pages import prepare_views
+    from policy.web.pages import prepare_newest
 
-    cluster = Cluster.objects.filter(pk=cluster_id).first()
-    stored = cluster.latest_snapshot() if cluster else None
-    return stored is not None and prepare_views(stored)
+    return prepare_newest(cluster_id)
 
 
 @shared_task
@@ -92,16 +89,9 @@ def refresh_clusters() -> list[int]:
 def evaluate_pending(cluster_id: int) -> dict[str, int] | None:
     """After a refresh: record a decision for each pending pod whose decision changed, and
     for each pod the cluster's scheduler bound since the previous snapshot."""
-    from policy.clusters.models import Cluster
-    from policy.decisions.observed import record_bindings
-    from policy.decisions.pending import evaluate_pending_pods
+    from policy.decisions.services import after_refresh
 
-    cluster = Cluster.objects.filter(pk=cluster_id).first()
-    if cluster is None:
-        return None
-    counts = evaluate_pending_pods(cluster)
-    counts.update({f"bindings_{k}": v for k, v in record_bindings(cluster).items()})
-    return counts
+    return after_refresh(cluster_id)
 
 
 @shared_task
@@ -129,7 +119,7 @@ def recover_sync_jobs() -> list[int]:
 
 
 # --------------------------------------------------------------------------------------------
-# What-if comparisons (policy.services.whatif): the WhatIfRun row is the job.
+# What-if comparisons (policy.decisions.whatif): the WhatIfRun row is the job.
 
 
 @shared_task(bind=True, acks_late=True)

@@ -199,7 +199,7 @@ class ClusterSnapshot(models.Model):
         null=True,
         blank=True,
         # A chain goes with its keyframe (a deleted cluster takes all); pruning removes only
-        # whole chains (policy.snapshot_chains), so no kept snapshot loses its keyframe.
+        # whole chains (policy.clusters.snapshot_chains), so no kept snapshot loses its keyframe.
         on_delete=models.CASCADE,
         related_name="+",
         help_text="The snapshot holding every object that ``changes`` apply to (with the "

@@ -169,6 +169,14 @@ def _prepared_key(source: LoadAwareSource) -> str:
     return f"{source.digest}:{source.profile or ''}"
 
 
+def prepare_newest(cluster_id: int) -> bool:
+    """Prepare the views of the cluster's newest snapshot; False when there is nothing (left)
+    to prepare (the cluster or its snapshots are gone, or they were prepared already)."""
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    stored = cluster.latest_snapshot() if cluster else None
+    return stored is not None and prepare_views(stored)
+
+
 def prepare_views(stored: ClusterSnapshot) -> bool:
     """Build and store what the pages need of ``stored`` (the worker, once a snapshot is
     stored or the configuration changed): the dashboard's load for the cluster's LoadAware

@@ -25,7 +25,7 @@ from policy.policies.models import SchedulerConfiguration, SchedulerProfile
 
 pytestmark = [
     # Real commits, so the threads see each other's rows. (The flush afterwards leaves the
-    # role groups in place: they come back with post_migrate, see policy.roles.)
+    # role groups in place: they come back with post_migrate, see policy.accounts.roles.)
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(
         connection.vendor != "postgresql", reason="row locks need PostgreSQL (set DATABASE_URL)"

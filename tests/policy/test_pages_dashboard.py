@@ -253,7 +253,7 @@ def test_charts_share_one_stylesheet_and_keep_their_colours(
 
 def test_the_shared_chart_stylesheet_is_pygals_for_our_style() -> None:
     css = (Path(settings.BASE_DIR) / "static" / "charts.css").read_text()
-    assert css.endswith(shared_stylesheet())  # regenerate: python -m policy.ui.charts
+    assert css.endswith(shared_stylesheet())  # regenerate: python -m policy.web.presenters.charts
     assert ".pygal-chart .axis .guide.line" in css and ".color-" not in css
 
 

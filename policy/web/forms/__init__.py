@@ -1,0 +1,1 @@
+"""The pages' forms: they only validate input; services make the changes."""
