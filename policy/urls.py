@@ -29,6 +29,7 @@ urlpatterns = [
     path("what-if/<int:pk>/", views.whatif_detail, name="whatif-detail"),
     path("what-if/<int:pk>/cancel/", views.whatif_cancel, name="whatif-cancel"),
     path("policies/", views.policy_index, name="policy-index"),
+    path("policies/configurations/import/", views.policy_import, name="policy-import"),
     path("policies/<slug:kind>/new/", views.policy_create, name="policy-create"),
     path("policies/<slug:kind>/<int:pk>/", views.policy_detail, name="policy-detail"),
     path("policies/<slug:kind>/<int:pk>/edit/", views.policy_edit, name="policy-edit"),

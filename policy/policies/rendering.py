@@ -90,7 +90,8 @@ def effective_configuration(configuration: SchedulerConfiguration) -> str:
     """What the scheduler runs with the written document: every default filled in (v1), for
     reading only, never written."""
     _, built = validated_tree(configuration)
-    return dump_configuration(load_configuration(built.written))
+    target = configuration.cluster.scheduler_target()  # as validated: a custom build's names
+    return dump_configuration(load_configuration(built.written, target=target))
 
 
 # -- node thresholds ----------------------------------------------------------------------------

@@ -84,6 +84,7 @@ PHONE_SHOTS = {
     "/": "phone-dashboard",
     "/policies/": "phone-policies",
     "/decisions/": "phone-decisions",
+    "/policies/configurations/import/": "phone-policy-import",
 }
 
 

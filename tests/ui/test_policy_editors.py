@@ -73,6 +73,7 @@ def test_editor_fixes_an_invalid_threshold_previews_and_saves(
     assert page.title() == "Policies of demo · schedboard"
     screenshot(page, "policies-index")
     page.get_by_role("link", name="Edit LoadAware args of default-scheduler").click()
+    page.wait_for_url(re.compile(r"/policies/loadaware/\d+/edit/$"))
     assert page.title().startswith("Edit LoadAware args")
     thresholds = page.get_by_role("group", name="Usage thresholds (usageThresholds)")
     percent = thresholds.get_by_label("Percent, row 1")

@@ -531,6 +531,24 @@ class SchedulerProfileForm(PolicyForm):
             for point in self.POINTS
         ]
 
+    def line_of(self, box: str, name: str) -> int | None:
+        """The line of ``box`` (as typed) that names plugin ``name``."""
+        text = str(self.data.get(self.add_prefix(box), "") or "")
+        for number, line in enumerate(text.splitlines(), 1):
+            if line.split()[:1] == [name]:
+                return number
+        return None
+
+    def plugin_message(self, box: str, message: str, name: str | None = None) -> str:
+        """A message about a box, with the line of the plugin it names (``name``, else the
+        one it quotes; the engine's index counts the default plugins too, so it is not the
+        line)."""
+        if name is None:
+            match = re.search(r'"([^"]+)"', message)
+            name = match[1] if match else None
+        number = self.line_of(box, name) if name else None
+        return f"Line {number}: {message}" if number else message
+
     def initial_from(self, instance: models.Model) -> dict[str, Any]:
         data = super().initial_from(instance)
         plugins = getattr(instance, "plugins", None) or {}

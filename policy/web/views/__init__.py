@@ -19,6 +19,7 @@ from policy.web.views.policies import (
     policy_index,
     policy_revert,
 )
+from policy.web.views.scheduler_import import policy_import
 from policy.web.views.sync import (
     cluster_sync,
     cluster_sync_job,
@@ -53,6 +54,7 @@ __all__ = [
     "policy_detail",
     "policy_edit",
     "policy_history",
+    "policy_import",
     "policy_index",
     "policy_revert",
     "readyz",

@@ -42,6 +42,7 @@ from policy.sync import status as sync_status
 from policy.web.forms import policies as pf
 from policy.web.pages import selected_cluster
 from policy.web.presenters import policies as ui
+from policy.web.presenters import profile_plugins
 from policy.web.views import policy_merge as merging
 
 # -- what each editor edits ---------------------------------------------------------------------
@@ -69,13 +70,30 @@ class Editor:
         return self.label(obj)
 
     def label(self, obj: Any) -> str:
+        """The object's name as a title starts with it (capitalised)."""
+        text = self.phrase(obj)
+        return text[:1].upper() + text[1:]
+
+    def phrase(self, obj: Any) -> str:
+        """The object's name inside a sentence: "scheduler configuration of cluster staging",
+        "profile batch", "LoadAware args of profile batch"."""
         if isinstance(obj, SchedulerConfiguration):
-            return f"Scheduler configuration of {obj.cluster.name}"
+            return f"scheduler configuration of cluster {obj.cluster.name}"
         if isinstance(obj, SchedulerProfile):
-            return f"Profile {obj}"
+            return f"profile {obj}"
         if isinstance(obj, LoadAwareSchedulingArgs):
             return f"LoadAware args of profile {obj.profile}"
-        return f"{self.noun.capitalize()} {obj}"
+        return f"{self.noun} {obj}"
+
+    def new_title(self, parent: Any) -> str:
+        """The title of a new object's page: "New profile in scheduler configuration of
+        cluster staging", "New node threshold policy of cluster staging", "New LoadAware args
+        for profile batch"."""
+        if isinstance(parent, Cluster):
+            return f"New {self.noun} of cluster {parent.name}"
+        if isinstance(parent, SchedulerProfile):
+            return f"New {self.noun} for profile {parent}"
+        return f"New {self.noun} in {self.phrase(parent)}"
 
 
 def _config_cluster(configuration: SchedulerConfiguration) -> Cluster:
@@ -167,7 +185,15 @@ def detail_url(editor: Editor, obj: Any) -> str:
 # -- errors from the services onto the form ------------------------------------------------------
 
 
-def _put_errors(form: pf.PolicyForm, editor: Editor, exc: policies.PolicyInvalid, pk: Any) -> None:
+def _put_errors(
+    form: pf.PolicyForm,
+    editor: Editor,
+    exc: policies.PolicyInvalid,
+    pk: Any,
+    skip: Callable[[str, str], bool] | None = None,
+) -> None:
+    """Put the services' errors on the form's fields; a profile's plugin errors go on the
+    extension point's box they are about (``skip(box, message)``: already said there)."""
     body = located_body(
         exc.errors,
         kind=editor.service.kind,
@@ -175,17 +201,43 @@ def _put_errors(form: pf.PolicyForm, editor: Editor, exc: policies.PolicyInvalid
         changed=set(form.fields),
     )
     fields: Any = form.fields
+    boxed = _plugin_box_errors(form, editor, exc, pk)
     for key, items in body.items():
         if key == "errors":
             continue
         if key == "plugins" and isinstance(form, pf.SchedulerProfileForm):
-            form.add_error(None, [f"plugins: {m}" for m in items])
+            rest = list(items)
+            for box, message in boxed:
+                if message in rest:
+                    rest.remove(message)
+                if skip is None or not skip(box, message):
+                    form.add_error(box, form.plugin_message(box, message))
+            if rest:
+                form.add_error(None, [f"plugins: {m}" for m in rest])
         elif key != NON_FIELD and key in fields:
             form.add_error(key, list(items))
         else:
             form.add_error(
                 None, list(items) if key == NON_FIELD else [f"{key}: {m}" for m in items]
             )
+
+
+def _plugin_box_errors(
+    form: pf.PolicyForm, editor: Editor, exc: policies.PolicyInvalid, pk: Any
+) -> list[tuple[str, str]]:
+    """(box, message) of the profile's own errors under ``plugins.<point>``."""
+    if not isinstance(form, pf.SchedulerProfileForm):
+        return []
+    object_id = exc.subject_id or pk
+    out = []
+    for error in exc.errors:
+        own = error.kind == editor.service.kind and (
+            object_id is None or error.object_id in (object_id, None)
+        )
+        box = profile_plugins.box_of_path(error.field) if own and error.field else None
+        if box is not None and box in form.fields:
+            out.append((box, error.detail))
+    return out
 
 
 class _Rollback(Exception):
@@ -330,6 +382,7 @@ def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
             context["args"] = obj.loadaware_args
         except LoadAwareSchedulingArgs.DoesNotExist:
             context["args"] = None
+        context["plugin_help"] = profile_plugins.plugin_help(obj.configuration, obj.pk, None)
     if isinstance(obj, SchedulerConfiguration):
         context["profiles"] = list(obj.profiles.order_by("position", "id"))
     if isinstance(obj, NodeThresholdPolicy):
@@ -373,9 +426,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         "parent": parent,
         "obj_label": editor.short_label(obj) if obj is not None else "",
         "cluster": cluster,
-        "title": f"Edit {editor.label(obj)}"
-        if obj
-        else f"New {editor.noun} ({editor.parent_field} {parent})",
+        "title": f"Edit {editor.phrase(obj)}" if obj else editor.new_title(parent),
         "help": ui.proposal_help() if editor.slug == "loadaware" else {},
         "sync_status": sync_status.status_of(obj, cluster) if obj is not None else None,
     }
@@ -383,6 +434,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
     # For resource maps: the rows' picker offers these, and others are warned about.
     resources = pf.reported_resources(cluster) if editor.form.has_resource_maps() else None
     context["base_version"] = obj.version if obj is not None else None
+    plugin_help: profile_plugins.PluginHelp | None = None
     if request.method == "POST":
         form = editor.form(request.POST, resources=resources)
         if obj is not None and form.is_valid() and form.cleaned_data.get("version") is None:
@@ -400,6 +452,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         if status != 409 and form.is_valid():
             values = form.values()
             expected = form.cleaned_data.get("version")
+            plugin_help = _plugin_help(editor, obj, parent, values)
             ctx = ChangeContext.from_request(request, ui=True)
 
             def call() -> Any:
@@ -415,13 +468,14 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
                     saved = call()
                     messages.success(
                         request,
-                        f"Saved {editor.label(saved)} as version {saved.version}.",
+                        f"Saved {editor.phrase(saved)} as version {saved.version}.",
                     )
                     for warning in form.warning_messages():
                         messages.warning(request, warning)
                     return redirect(detail_url(editor, saved))
             except policies.PolicyInvalid as exc:
-                _put_errors(form, editor, exc, obj.pk if obj else None)
+                skip = _registry_problems(form, plugin_help)
+                _put_errors(form, editor, exc, obj.pk if obj else None, skip)
                 status = 400
             except policies.PreconditionFailed:
                 current = editor.model._default_manager.get(pk=obj.pk)
@@ -449,7 +503,11 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         for legend, bound in form.grouped()
     ]
     if isinstance(form, pf.SchedulerProfileForm):
-        context["plugin_rows"] = form.plugin_rows()
+        if plugin_help is None:
+            typed = form.values() if form.is_bound and hasattr(form, "cleaned_data") else None
+            plugin_help = _plugin_help(editor, obj, parent, typed)
+        context["plugin_help"] = plugin_help
+        context["plugin_rows"] = _plugin_rows(form, plugin_help)
     return render(request, "policy/policies/edit.html", context, status=status)
 
 
@@ -469,6 +527,67 @@ def _merged(
     merged = editor.form(merge.data, resources=resources)
     merged.is_valid()
     return merged
+
+
+def _plugin_help(
+    editor: Editor, obj: Any, parent: Any, values: dict[str, Any] | None
+) -> profile_plugins.PluginHelp | None:
+    """For the profile editor: the target's plugins, the typed names' checks, the effective
+    plugins of the profile with ``values`` (None: as stored)."""
+    if editor.slug != "profiles":
+        return None
+    configuration = obj.configuration if obj is not None else parent
+    return profile_plugins.plugin_help(configuration, obj.pk if obj else None, values)
+
+
+def _registry_problems(
+    form: pf.PolicyForm, plugin_help: profile_plugins.PluginHelp | None
+) -> Callable[[str, str], bool] | None:
+    """Put the registry's findings on the boxes (they name the plugin and the target); the
+    returned test says whether an engine message repeats one of them."""
+    if plugin_help is None:
+        return None
+    for box, problems in plugin_help.problems.items():
+        if isinstance(form, pf.SchedulerProfileForm):
+            problems = [form.plugin_message(box, p, p.split(":", 1)[0]) for p in problems]
+        form.add_error(box, problems)
+
+    def said(box: str, message: str) -> bool:
+        return any(
+            f'"{problem.split(":", 1)[0]}"' in message
+            for problem in plugin_help.problems.get(box, [])
+        )
+
+    return said
+
+
+@dataclass(frozen=True)
+class PluginRow:
+    point: str
+    enabled: Any
+    disabled: Any
+    registered: list[profile_plugins.Registered]
+    enabled_notes: list[str]
+    disabled_notes: list[str]
+
+
+def _plugin_rows(
+    form: pf.SchedulerProfileForm, plugin_help: profile_plugins.PluginHelp | None
+) -> list[PluginRow]:
+    rows = []
+    for point, enabled, disabled in form.plugin_rows():
+        notes = plugin_help.notes if plugin_help else {}
+        rows.append(
+            PluginRow(
+                point,
+                enabled,
+                disabled,
+                plugin_help.registered.get(point, []) if plugin_help else [],
+                notes.get(enabled.name, []),
+                notes.get(disabled.name, []),
+            )
+        )
+    return rows
 
 
 def _error_summary(form: pf.PolicyForm) -> list[tuple[str, str, str]]:
@@ -497,7 +616,7 @@ def policy_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     context: dict[str, Any] = {
         "editor": editor,
         "obj": obj,
-        "title": f"Delete {editor.label(obj)}",
+        "title": f"Delete {editor.phrase(obj)}",
         "obj_label": editor.short_label(obj),
         "cluster": cluster,
         "version": obj.version,
@@ -515,7 +634,7 @@ def policy_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
             context["problem"] = VERSION_MISSING
             status = 400
         elif request.method == "POST":
-            label = editor.label(obj)
+            label = editor.phrase(obj)
             call()
             messages.success(request, f"Deleted {label}.")
             return redirect(f"{reverse('policy-index')}?cluster={cluster.pk}")
@@ -548,7 +667,7 @@ def policy_history(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
         {
             "editor": editor,
             "obj": obj,
-            "title": f"History of {editor.label(obj)}",
+            "title": f"History of {editor.phrase(obj)}",
             "obj_label": editor.short_label(obj),
             "cluster": editor.cluster_of(obj),
             "entries": [ui.history_entry(change, obj.version) for change in changes],
