@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from django.forms.utils import pretty_name
 
 from policy.accounts.models import PolicyChange
 from policy.clusters.models import Cluster
@@ -20,6 +22,7 @@ from policy.policies import rendering
 from policy.policies.documents import AGGREGATED_FIELDS, ARGS_FIELDS, build_document
 from policy.policies.models import SchedulerConfiguration
 from policy.policies.services import PolicyInvalid
+from policy.web import format as fmt
 from scoring.plugins.loadaware.args import default_args
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
@@ -156,14 +159,46 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
 # -- history ------------------------------------------------------------------------------------
 
 
-def value_text(value: Any) -> str:
-    if value is None or value == "":
-        return "—"
-    if isinstance(value, dict | list):
-        if not value:
-            return "{}" if isinstance(value, dict) else "[]"
-        return json.dumps(value, sort_keys=False)
-    return _text(value)
+SELECTOR_FIELDS = frozenset({"node_selector"})
+NAME_LIST_FIELDS = frozenset({"node_names"})
+
+
+def value_text(value: Any, name: str = "") -> str:
+    """A stored field's value as text: selectors as Kubernetes writes them, name lists joined
+    ("none" when empty), other JSON values as ``key: value`` text (:mod:`policy.web.format`)."""
+    if name in SELECTOR_FIELDS:
+        return fmt.label_selector(value)
+    if name in NAME_LIST_FIELDS:
+        return fmt.names(value)
+    return fmt.plain(value)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A field's value for a definition list: its text, and (term, text) pairs for a mapping."""
+
+    text: str
+    pairs: list[tuple[str, str]] | None = None
+
+
+def shown(value: Any, name: str = "") -> Shown:
+    if name in SELECTOR_FIELDS or name in NAME_LIST_FIELDS:
+        return Shown(value_text(value, name))
+    return Shown(value_text(value, name), fmt.pairs(value))
+
+
+def field_label(name: str, labels: Mapping[str, str] | None = None) -> str:
+    """The form's label of a stored field (``usage_thresholds`` → "Usage thresholds
+    (usageThresholds)"), or its name made readable."""
+    if labels and name in labels:
+        return labels[name]
+    return pretty_name(name)
+
+
+# Not listed in history: the parent (never changes), the version (in the heading), the
+# profiles of a configuration (its document diff shows them).
+HIDDEN_IN_HISTORY = frozenset({"profiles", "version", "id", "cluster", "configuration", "profile"})
+EMPTY_TEXTS = frozenset({"—", fmt.NONE})
 
 
 @dataclass(frozen=True)
@@ -180,13 +215,28 @@ def _document_text(tree: Any) -> str:
     return yaml.safe_dump(build_document(tree).document, sort_keys=False)
 
 
-def history_entry(change: PolicyChange, current_version: int) -> HistoryEntry:
-    diff = change.diff()
-    fields = [
-        (name, value_text(d["before"]), value_text(d["after"]))
-        for name, d in diff.items()
-        if name not in ("profiles", "version", "id")
-    ]
+def history_entry(
+    change: PolicyChange,
+    current_version: int,
+    labels: Mapping[str, str] | None = None,
+    *,
+    every_field: bool = False,
+) -> HistoryEntry:
+    """One change: the fields it changed (their form labels, values as people read them; with
+    ``every_field``, unchanged ones too), and for configurations the document's diff."""
+    before_data = change.prechange_data or {}
+    after_data = change.postchange_data or {}
+    changed = change.diff()
+    names = sorted(set(before_data) | set(after_data)) if every_field else list(changed)
+    fields = []
+    for name in names:
+        if name in HIDDEN_IN_HISTORY:
+            continue
+        before = value_text(before_data.get(name), name) if change.prechange_data else "—"
+        after = value_text(after_data.get(name), name) if change.postchange_data else "—"
+        if not every_field and (before == after or {before, after} <= EMPTY_TEXTS):
+            continue  # stored differently (None, "" or []), read the same: nothing changed
+        fields.append((field_label(name, labels), before, after))
     document = ""
     trees = [change.prechange_data, change.postchange_data]
     if any(isinstance(t, dict) and "profiles" in t for t in trees):

@@ -271,6 +271,9 @@ def policy_index(request: HttpRequest) -> HttpResponse:
             rows.append((profile, args))
         thresholds = list(cluster.threshold_policies.order_by("-priority", "id"))
         collect = list(cluster.collect_policies.order_by("-is_default", "-priority", "id"))
+        for selecting in (thresholds, collect):
+            for policy in selecting:  # the targets as a Kubernetes label-selector string
+                policy.selector_text = ui.value_text(policy.node_selector, "node_selector")  # type: ignore[union-attr]
         jobs = sync_status.for_cluster(cluster)
         jobs.annotate([configuration, *profiles, *(a for _, a in rows), *thresholds, *collect])
         context.update(
@@ -296,7 +299,11 @@ def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
             (
                 legend,
                 [
-                    (b.label, ui.value_text(getattr(obj, b.name, None)), defaults.get(b.name, ""))
+                    (
+                        b.label,
+                        ui.shown(getattr(obj, b.name, None), b.name),
+                        defaults.get(b.name, ""),
+                    )
                     for b in bound
                 ],
             )
@@ -513,6 +520,9 @@ def policy_history(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     editor = _editor(kind)
     obj = _object(editor, pk)
     changes = list(history(obj).select_related("content_type")[:100])
+    every_field = request.GET.get("fields") == "all"
+    form = editor.form()
+    labels = {name: str(form[name].label) for name in form.fields}
     return render(
         request,
         "policy/policies/history.html",
@@ -522,7 +532,11 @@ def policy_history(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
             "title": f"History of {editor.label(obj)}",
             "obj_label": editor.short_label(obj),
             "cluster": editor.cluster_of(obj),
-            "entries": [ui.history_entry(change, obj.version) for change in changes],
+            "entries": [
+                ui.history_entry(change, obj.version, labels, every_field=every_field)
+                for change in changes
+            ],
+            "every_field": every_field,
             "can_edit": can_edit_policy(request.user),
         },
     )
