@@ -1,6 +1,7 @@
 """Policy pages read as people read Kubernetes: label selectors as ``kubectl -l`` strings,
 mappings as definition lists, empty name lists as "none", history with the forms' labels and
-only what changed."""
+only what changed; a threshold policy's preview at a chosen time or while its window is open,
+a warning naming a selector that matches no node, the cluster's time zone next to the window."""
 
 from __future__ import annotations
 
@@ -124,3 +125,98 @@ def test_history_shows_labels_only_changed_fields_and_a_toggle(
     assert rows["Name"] == ("general-nodes", "general-nodes")  # unchanged, listed on request
     assert rows["Priority"] == ("0", "5")
     assert "Show only the changed fields" in everything.content.decode()
+
+
+def threshold_post(cluster_id: int, **changes: str) -> dict[str, Any]:
+    return {
+        "parent": cluster_id,
+        "name": "night",
+        "enabled": "on",
+        "priority": "10",
+        "node_selector": "matchLabels: {pool: gpu}",
+        "usage_thresholds-resource": ["cpu", ""],
+        "usage_thresholds-value": ["40", ""],
+        "active_from": "22:00",
+        "active_until": "06:00",
+        "preview": "1",
+        **changes,
+    }
+
+
+def test_threshold_preview_at_a_time_and_while_the_window_is_open(
+    client: Client, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    cluster = demo_snapshot.cluster
+    cluster.timezone = "Europe/Berlin"
+    cluster.save()
+    client.force_login(editor)
+    page = client.get(f"/policies/thresholds/new/?parent={cluster.pk}").content.decode()
+    assert "Daily time window (time zone Europe/Berlin, the cluster&#x27;s)" in page
+    assert "Time zone: Europe/Berlin." in page
+
+    response = client.post(
+        "/policies/thresholds/new/",
+        threshold_post(cluster.pk, preview_when="at", preview_at="02:30"),
+    )
+    assert response.status_code == 200
+    preview = response.context["preview"].thresholds
+    assert preview.when == "at 02:30" and preview.active is True
+    assert f"{preview.local:%H:%M}" == "02:30"
+    assert len(preview.nodes) == 4  # the gpu pool
+    assert preview.groups == [('{"usageThresholds":{"cpu":40}}', "night", preview.nodes)]
+    assert "02:30 Europe/Berlin" in response.content.decode()
+
+    response = client.post(
+        "/policies/thresholds/new/",
+        threshold_post(cluster.pk, preview_when="at", preview_at="12:00"),
+    )
+    preview = response.context["preview"].thresholds
+    assert preview.active is False
+    assert preview.groups == [("(none)", "", preview.nodes)]  # window closed: no annotation
+
+    response = client.post(
+        "/policies/thresholds/new/", threshold_post(cluster.pk, preview_when="window")
+    )
+    preview = response.context["preview"].thresholds
+    assert preview.when.startswith("while its time window is open (22:00–06:00)")
+    assert preview.active is True and f"{preview.local:%H:%M}" == "22:00"
+    assert response.context["preview"].after.title.startswith(
+        "scheduling.koordinator.sh/usage-thresholds per node (then"
+    )
+
+    response = client.post(
+        "/policies/thresholds/new/", threshold_post(cluster.pk, preview_when="at")
+    )
+    assert response.status_code == 400
+    assert response.context["form"].errors["preview_at"] == ["Give the time to preview at."]
+    assert not NodeThresholdPolicy.objects.exists()
+
+    # Saving ignores the preview fields.
+    data = threshold_post(cluster.pk, preview_when="at", preview_at="02:30", save="1")
+    del data["preview"]
+    response = client.post("/policies/thresholds/new/", data)
+    saved = NodeThresholdPolicy.objects.get()
+    assert response.status_code == 302 and saved.node_selector == {"matchLabels": {"pool": "gpu"}}
+    detail = client.get(f"/policies/thresholds/{saved.pk}/").content.decode()
+    assert "Preview at" not in detail and "Evaluate the preview" not in detail
+
+
+def test_a_selector_matching_no_node_is_a_warning_naming_it(
+    client: Client, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    cluster = demo_snapshot.cluster
+    client.force_login(editor)
+    data = threshold_post(cluster.pk, node_selector="matchLabels: {pool: memory}")
+    response = client.post("/policies/thresholds/new/", data)
+    html = response.content.decode()
+    assert response.context["preview"].thresholds.nodes == []
+    assert 'role="alert" id="no-match"' in html
+    assert "The node selector pool=memory matches no node of the newest snapshot" in html
+    data["save"] = "1"
+    del data["preview"]
+    saved = client.post("/policies/thresholds/new/", data)
+    detail = client.get(saved["Location"]).content.decode()
+    assert "The node selector pool=memory matches no node of the newest snapshot" in detail
+    names = threshold_post(cluster.pk, node_selector="", node_names="ghost-1\nghost-2", name="g")
+    html = client.post("/policies/thresholds/new/", names).content.decode()
+    assert "None of the node names (ghost-1, ghost-2) is a node of the newest snapshot" in html

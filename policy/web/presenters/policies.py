@@ -11,6 +11,7 @@ import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import yaml
@@ -20,7 +21,7 @@ from policy.accounts.models import PolicyChange
 from policy.clusters.models import Cluster
 from policy.policies import rendering
 from policy.policies.documents import AGGREGATED_FIELDS, ARGS_FIELDS, build_document
-from policy.policies.models import SchedulerConfiguration
+from policy.policies.models import NodeThresholdPolicy, SchedulerConfiguration
 from policy.policies.services import PolicyInvalid
 from policy.web import format as fmt
 from scoring.plugins.loadaware.args import default_args
@@ -113,14 +114,64 @@ def render_configuration(cluster: Cluster) -> Rendered:
         return Rendered(title, "", f"The stored configuration is invalid: {exc}")
 
 
-def render_thresholds(cluster: Cluster) -> Rendered:
-    title = f"{ANNOTATION_USAGE_THRESHOLDS} per node (now, newest snapshot)"
+def render_thresholds(cluster: Cluster, at: datetime | None = None) -> Rendered:
+    """The annotation per node now, or at ``at`` (a preview "at 02:00")."""
+    moment = "now" if at is None else "then"
+    title = f"{ANNOTATION_USAGE_THRESHOLDS} per node ({moment}, newest snapshot)"
     try:
-        _, local, rows = rendering.render_node_thresholds(cluster)
+        _, local, rows = rendering.render_node_thresholds(cluster, at)
     except rendering.NoSnapshot as exc:
         return Rendered(title, "", str(exc))
     lines = [f"{row.node}: {row.value if row.value is not None else '(none)'}" for row in rows]
     return Rendered(f"{title}, at {local:%H:%M} {cluster.timezone}", "\n".join(lines) + "\n")
+
+
+@dataclass(frozen=True)
+class ThresholdPreview:
+    """What a node threshold policy does at one moment: the nodes it targets, whether its
+    window is open then, and which annotation each of those nodes gets then (from this policy
+    or another with a higher priority), grouped by value."""
+
+    nodes: list[str]
+    active: bool
+    local: datetime
+    when: str  # "now", "at 02:00", "while its time window is open (22:00–06:00), at 22:00"
+    groups: list[tuple[str, str, list[str]]]  # (annotation or "(none)", policy or "", nodes)
+    no_match: str  # a warning when it targets no node
+
+
+def no_match_warning(policy: NodeThresholdPolicy) -> str:
+    if policy.node_selector is not None:
+        return (
+            f"The node selector {fmt.label_selector(policy.node_selector)} matches no node of "
+            "the newest snapshot: this policy sets no annotation."
+        )
+    return (
+        f"None of the node names ({fmt.names(policy.node_names)}) is a node of the newest "
+        "snapshot: this policy sets no annotation."
+    )
+
+
+def threshold_preview(
+    policy: NodeThresholdPolicy, at: datetime | None = None, when: str = "now"
+) -> ThresholdPreview:
+    """Raises :class:`rendering.NoSnapshot` when the cluster has no snapshot."""
+    _, local, names = rendering.preview_policy(policy, at)
+    _, _, rows = rendering.render_node_thresholds(policy.cluster, at)
+    targeted = set(names)
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        if row.node in targeted:
+            key = (row.value or "(none)", row.policy.name if row.policy else "")
+            grouped.setdefault(key, []).append(row.node)
+    return ThresholdPreview(
+        nodes=names,
+        active=policy.is_active_at(local.time().replace(tzinfo=None)),
+        local=local,
+        when=when,
+        groups=[(value, name, nodes) for (value, name), nodes in grouped.items()],
+        no_match="" if names else no_match_warning(policy),
+    )
 
 
 def render_colocation(cluster: Cluster) -> Rendered:

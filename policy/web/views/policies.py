@@ -199,22 +199,31 @@ class Preview:
     nodes: list[str] | None = None
     active: bool | None = None
     annotation: str | None = None
+    thresholds: ui.ThresholdPreview | None = None  # at the moment the form asked for
 
 
-def _dry_run(editor: Editor, cluster: Cluster, call: Callable[[], Any]) -> Preview:
-    """Run ``call`` (a service call), render, and roll everything back."""
-    before = editor.render(cluster)
+def _dry_run(
+    editor: Editor, cluster: Cluster, call: Callable[[], Any], form: pf.PolicyForm | None = None
+) -> Preview:
+    """Run ``call`` (a service call), render, and roll everything back; a threshold policy's
+    form says when to evaluate (now, at a time, while the window is open)."""
+    at, when = None, "now"
+    if isinstance(form, pf.NodeThresholdPolicyForm):
+        wall_clock, when = form.preview_moment()
+        at = rendering.today_at(cluster, wall_clock) if wall_clock is not None else None
+    render = editor.render if at is None else (lambda c: ui.render_thresholds(c, at))
+    before = render(cluster)
     found: dict[str, Any] = {}
     try:
         with transaction.atomic():
             obj = call()
-            found["after"] = editor.render(Cluster.objects.get(pk=cluster.pk))
+            found["after"] = render(Cluster.objects.get(pk=cluster.pk))
             if isinstance(obj, NodeThresholdPolicy):
                 found["annotation"] = rendering.annotation_value(obj)
                 try:
-                    _, local, names = rendering.preview_policy(obj)
-                    found["nodes"] = names
-                    found["active"] = obj.is_active_at(local.time().replace(tzinfo=None))
+                    found["thresholds"] = ui.threshold_preview(obj, at, when)
+                    found["nodes"] = found["thresholds"].nodes
+                    found["active"] = found["thresholds"].active
                 except rendering.NoSnapshot:
                     found["nodes"] = []
             raise _Rollback
@@ -229,6 +238,7 @@ def _dry_run(editor: Editor, cluster: Cluster, call: Callable[[], Any]) -> Previ
         found.get("nodes"),
         found.get("active"),
         found.get("annotation"),
+        found.get("thresholds"),
     )
 
 
@@ -294,7 +304,7 @@ def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     form = editor.form(instance=obj)
     rows = []
     defaults = getattr(form, "defaults", {})
-    for legend, bound in form.grouped():
+    for legend, bound in form.grouped(editing=False):
         rows.append(
             (
                 legend,
@@ -341,10 +351,11 @@ def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     if isinstance(obj, NodeThresholdPolicy):
         context["annotation"] = rendering.annotation_value(obj)
         try:
-            _, local, names = rendering.preview_policy(obj)
-            context["hits"] = names
-            context["active"] = obj.is_active_at(local.time().replace(tzinfo=None))
-            context["local"] = local
+            preview = ui.threshold_preview(obj)
+            context["hits"] = preview.nodes
+            context["active"] = preview.active
+            context["local"] = preview.local
+            context["no_match"] = preview.no_match
         except rendering.NoSnapshot as exc:
             context["hits_problem"] = str(exc)
     return render(request, "policy/policies/detail.html", context)
@@ -404,7 +415,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
 
             try:
                 if "preview" in request.POST:
-                    context["preview"] = _dry_run(editor, cluster, call)
+                    context["preview"] = _dry_run(editor, cluster, call, form)
                     context["warnings"] = form.warning_messages()
                 else:
                     saved = call()
@@ -433,6 +444,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
             status = 400
     else:
         form = editor.form(instance=obj, resources=resources)
+    form.for_cluster(cluster, new=obj is None)
     context["form"] = form
     context["errors"] = _error_summary(form)
     defaults: dict[str, str] = getattr(form, "defaults", {})
