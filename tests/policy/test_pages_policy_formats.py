@@ -1,10 +1,12 @@
 """Policy pages read as people read Kubernetes: label selectors as ``kubectl -l`` strings,
 mappings as definition lists, empty name lists as "none", history with the forms' labels and
 only what changed; a threshold policy's preview at a chosen time or while its window is open,
-a warning naming a selector that matches no node, the cluster's time zone next to the window."""
+a warning naming a selector that matches no node, the cluster's time zone next to the window;
+a new collect policy starting as the cluster default while there is none."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -220,3 +222,33 @@ def test_a_selector_matching_no_node_is_a_warning_naming_it(
     names = threshold_post(cluster.pk, node_selector="", node_names="ghost-1\nghost-2", name="g")
     html = client.post("/policies/thresholds/new/", names).content.decode()
     assert "None of the node names (ghost-1, ghost-2) is a node of the newest snapshot" in html
+
+
+def test_a_new_collect_policy_starts_as_the_default_only_while_there_is_none(
+    client: Client, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    cluster = demo_snapshot.cluster
+    client.force_login(editor)
+    response = client.get(f"/policies/collect/new/?parent={cluster.pk}")
+    form = response.context["form"]
+    assert form["is_default"].value() is True
+    html = response.content.decode()
+    assert "has no default collect policy yet, so this one starts as the cluster default" in html
+    assert re.search(r'<input type="checkbox" name="is_default"[^>]* checked>', html)
+    policies.CollectPolicyService().create(
+        {
+            "cluster": cluster,
+            "name": "everywhere",
+            "is_default": True,
+            "report_interval_seconds": 30,
+        },
+        SYSTEM,
+    )
+    response = client.get(f"/policies/collect/new/?parent={cluster.pk}")
+    assert response.context["form"]["is_default"].value() is False
+    html = response.content.decode()
+    assert "default collect policy is everywhere, so this one starts as a per-node override" in html
+    assert "placeholder=" in html
+    # An existing policy's form is as stored.
+    edit = client.get("/policies/collect/1/edit/")
+    assert edit.context["form"]["is_default"].value() is True

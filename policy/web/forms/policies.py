@@ -856,3 +856,30 @@ class CollectPolicyForm(PolicyForm):
     node_selector = YAMLField(shape=dict, empty=None, rows=4, label="Node selector (YAML)")
     report_interval_seconds = _int(label="Report interval seconds (reportIntervalSeconds)")
     aggregate_duration_seconds = _int(label="Aggregate duration seconds (aggregateDurationSeconds)")
+
+    def for_cluster(self, cluster: Cluster, *, new: bool) -> None:
+        """A new policy starts as the cluster default while the cluster has none, else as a
+        per-node override (with a selector); the "Cluster default" box says which and why."""
+        if not new:
+            return
+        default = cluster.collect_policies.filter(is_default=True).first()
+        field = self.fields["is_default"]
+        selector = self.fields["node_selector"]
+        if default is None:
+            self.initial["is_default"] = True
+            field.help_text = (
+                f"{cluster.name} has no default collect policy yet, so this one starts as the "
+                "cluster default: it applies to every node (no node selector). Untick it to "
+                "make a per-node override instead."
+            )
+        else:
+            self.initial["is_default"] = False
+            field.help_text = (
+                f"{cluster.name}'s default collect policy is {default.name}, so this one starts "
+                "as a per-node override: give the node selector of the nodes it applies to."
+            )
+            selector.widget.attrs["placeholder"] = "matchLabels:\n  pool: batch"
+        selector.help_text = (
+            "Overrides only: a metav1.LabelSelector, e.g. matchLabels: {pool: batch}. "
+            "Empty for the cluster default."
+        )
