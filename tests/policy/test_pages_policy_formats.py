@@ -166,7 +166,9 @@ def test_threshold_preview_at_a_time_and_while_the_window_is_open(
     assert f"{preview.local:%H:%M}" == "02:30"
     assert len(preview.nodes) == 4  # the gpu pool
     assert preview.groups == [('{"usageThresholds":{"cpu":40}}', "night", preview.nodes)]
-    assert "02:30 Europe/Berlin" in response.content.decode()
+    html = response.content.decode()
+    assert "(02:30 Europe/Berlin, today)" in html
+    assert "Time zone: Europe/Berlin." in html  # next to the window, after a preview too
 
     response = client.post(
         "/policies/thresholds/new/",
@@ -201,6 +203,17 @@ def test_threshold_preview_at_a_time_and_while_the_window_is_open(
     assert response.status_code == 302 and saved.node_selector == {"matchLabels": {"pool": "gpu"}}
     detail = client.get(f"/policies/thresholds/{saved.pk}/").content.decode()
     assert "Preview at" not in detail and "Evaluate the preview" not in detail
+    assert "Daily time window (time zone Europe/Berlin, the cluster&#x27;s)" in detail
+    # The detail page evaluates at a chosen time or while the window is open, too.
+    at = client.get(f"/policies/thresholds/{saved.pk}/?when=at&at=23:15")
+    assert at.context["when"] == "at 23:15" and at.context["active"] is True
+    assert at.context["thresholds"].groups[0][1] == "night"
+    noon = client.get(f"/policies/thresholds/{saved.pk}/?when=at&at=12:00")
+    assert noon.context["active"] is False
+    window = client.get(f"/policies/thresholds/{saved.pk}/?when=window")
+    assert window.context["clock"] == "22:00" and window.context["active"] is True
+    bad = client.get(f"/policies/thresholds/{saved.pk}/?when=at&at=25:99")
+    assert bad.status_code == 200 and bad.context["when"] == "now"
 
 
 def test_a_selector_matching_no_node_is_a_warning_naming_it(

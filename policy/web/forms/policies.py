@@ -710,6 +710,21 @@ class LoadAwareArgsForm(PolicyForm):
 # -- node threshold and collect policies --------------------------------------------------------
 
 
+def threshold_moment(
+    mode: str | None, at: time | None, start: time | None, end: time | None
+) -> tuple[time | None, str]:
+    """When to evaluate a threshold policy (``mode``: "now", "at" ``at``, or "window": while
+    its window ``start``–``end`` is open): a wall-clock time in the cluster's time zone (None:
+    now), and how a page says it."""
+    if mode == "at" and at is not None:
+        return at, f"at {at:%H:%M}"
+    if mode == "window":
+        if start is None or end is None:
+            return None, "now (it has no time window: always active)"
+        return start, f"while its time window is open ({start:%H:%M}–{end:%H:%M}), at {start:%H:%M}"
+    return None, "now"
+
+
 class NodeThresholdPolicyForm(PolicyForm):
     model = NodeThresholdPolicy
     replaces = dict.fromkeys(
@@ -795,6 +810,7 @@ class NodeThresholdPolicyForm(PolicyForm):
         for name in ("active_from", "active_until", "preview_at"):
             field = self.fields[name]
             field.help_text = f"{field.help_text} Time zone: {cluster.timezone}.".strip()
+            self[name].help_text = field.help_text  # a bound field copies it when first made
 
     def grouped(self, *, editing: bool = True) -> list[tuple[str, list[forms.BoundField]]]:
         out = super().grouped(editing=editing)
@@ -818,18 +834,12 @@ class NodeThresholdPolicyForm(PolicyForm):
         """The wall-clock time (cluster's time zone) the preview evaluates at, None: now; and
         how the preview says it."""
         data = getattr(self, "cleaned_data", {})
-        mode = data.get("preview_when") or "now"
-        at, start, end = data.get("preview_at"), data.get("active_from"), data.get("active_until")
-        if mode == "at" and at is not None:
-            return at, f"at {at:%H:%M}"
-        if mode == "window":
-            if start is None or end is None:
-                return None, "now (it has no time window: always active)"
-            return (
-                start,
-                f"while its time window is open ({start:%H:%M}–{end:%H:%M}), at {start:%H:%M}",
-            )
-        return None, "now"
+        return threshold_moment(
+            data.get("preview_when"),
+            data.get("preview_at"),
+            data.get("active_from"),
+            data.get("active_until"),
+        )
 
     def clean_node_selector(self) -> Any:
         raw = self.data.get(self.add_prefix("node_selector"), "")
@@ -883,3 +893,5 @@ class CollectPolicyForm(PolicyForm):
             "Overrides only: a metav1.LabelSelector, e.g. matchLabels: {pool: batch}. "
             "Empty for the cluster default."
         )
+        for name in ("is_default", "node_selector"):  # a bound field copies it when first made
+            self[name].help_text = self.fields[name].help_text

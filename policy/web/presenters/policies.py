@@ -139,6 +139,12 @@ class ThresholdPreview:
     groups: list[tuple[str, str, list[str]]]  # (annotation or "(none)", policy or "", nodes)
     no_match: str  # a warning when it targets no node
 
+    @property
+    def clock(self) -> str:
+        """The wall-clock time in the cluster's time zone (a template's ``time`` filter would
+        show it in the server's)."""
+        return f"{self.local:%H:%M}"
+
 
 def no_match_warning(policy: NodeThresholdPolicy) -> str:
     if policy.node_selector is not None:

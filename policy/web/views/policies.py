@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import time
 from typing import Any
 
 from django.contrib import messages
@@ -302,6 +303,7 @@ def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     obj = _object(editor, pk)
     cluster = editor.cluster_of(obj)
     form = editor.form(instance=obj)
+    form.for_cluster(cluster, new=False)
     rows = []
     defaults = getattr(form, "defaults", {})
     for legend, bound in form.grouped(editing=False):
@@ -350,15 +352,29 @@ def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
         context["profiles"] = list(obj.profiles.order_by("position", "id"))
     if isinstance(obj, NodeThresholdPolicy):
         context["annotation"] = rendering.annotation_value(obj)
+        # ?when=at&at=02:30 or ?when=window: which nodes get which annotation then.
+        mode, wall = request.GET.get("when"), _wall_clock(request.GET.get("at"))
+        wall_clock, when = pf.threshold_moment(mode, wall, obj.active_from, obj.active_until)
+        at = rendering.today_at(cluster, wall_clock) if wall_clock is not None else None
+        context.update(when=when, when_mode=mode or "now", when_at=wall)
         try:
-            preview = ui.threshold_preview(obj)
+            preview = ui.threshold_preview(obj, at, when)
+            context["thresholds"] = preview
             context["hits"] = preview.nodes
             context["active"] = preview.active
             context["local"] = preview.local
+            context["clock"] = preview.clock
             context["no_match"] = preview.no_match
         except rendering.NoSnapshot as exc:
             context["hits_problem"] = str(exc)
     return render(request, "policy/policies/detail.html", context)
+
+
+def _wall_clock(text: str | None) -> time | None:
+    try:
+        return time.fromisoformat(text) if text else None
+    except ValueError:
+        return None
 
 
 @role_required(Role.VIEWER)
