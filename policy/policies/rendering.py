@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import zoneinfo
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, time
 from typing import Any
 
 import numpy as np
@@ -149,6 +149,13 @@ def threshold_warnings(policy: NodeThresholdPolicy) -> list[str]:
 
 def local_time(cluster: Cluster, at: datetime | None) -> datetime:
     return (at or timezone.now()).astimezone(zoneinfo.ZoneInfo(cluster.timezone))
+
+
+def today_at(cluster: Cluster, wall_clock: time) -> datetime:
+    """Today (in the cluster's time zone) at ``wall_clock`` there, as an aware datetime: the
+    moment a preview "at 02:00" evaluates the policies' daily windows at."""
+    zone = zoneinfo.ZoneInfo(cluster.timezone)
+    return datetime.combine(local_time(cluster, None).date(), wall_clock, tzinfo=zone)
 
 
 def render_node_thresholds(

@@ -1,6 +1,12 @@
-"""Numbers as people read them: cores, binary bytes, ages, percentages."""
+"""Values as people read them: cores, binary bytes, ages, percentages, label selectors, name
+lists and JSON-shaped values (as text or definition-list pairs, never Python or JSON syntax)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scoring.selectors import Requirement
 
 GI = 2**30
 MI = 2**20
@@ -70,3 +76,85 @@ def ratio(numerator: int, denominator: int) -> float | None:
     if denominator <= 0:
         return None
     return round(100 * numerator / denominator, 1)
+
+
+# -- label selectors, names and JSON-shaped values ---------------------------------------------
+
+NONE = "none"
+EVERY_NODE = "every node"
+
+
+def label_selector(selector: Mapping[str, Any] | None) -> str:
+    """A ``metav1.LabelSelector`` as Kubernetes writes it (``kubectl get -l``):
+    ``{"matchLabels": {"pool": "memory"}, "matchExpressions": [{"key": "zone", "operator":
+    "In", "values": ["a", "b"]}]}`` → ``"pool=memory, zone in (a,b)"``; ``{}`` selects every
+    node; ``None`` (no selector) is "none"."""
+    if selector is None:
+        return NONE
+    if not isinstance(selector, Mapping):
+        return plain(selector)
+    parts = [f"{key}={value}" for key, value in sorted((selector.get("matchLabels") or {}).items())]
+    for expression in selector.get("matchExpressions") or []:
+        if not isinstance(expression, Mapping):
+            parts.append(plain(expression))
+            continue
+        values = tuple(str(v) for v in expression.get("values") or ())
+        requirement = Requirement(
+            str(expression.get("key", "")), str(expression.get("operator", "")), values
+        )
+        parts.append(str(requirement))
+    return ", ".join(parts) if parts else EVERY_NODE
+
+
+def names(items: Any) -> str:
+    """A list of names: ``"node-a, node-b"``; empty or missing: "none"."""
+    if not items:
+        return NONE
+    if isinstance(items, str):
+        return items
+    return ", ".join(str(item) for item in items)
+
+
+def plain(value: Any) -> str:
+    """Any JSON-shaped value as one line of text: ``true``, ``cpu: 70, memory: 80``,
+    ``a, b``; nested mappings in braces (``leaderElect: false, renew: {seconds: 10}``);
+    empty strings and ``None`` are "—", empty lists and mappings "none"."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Mapping):
+        if not value:
+            return NONE
+        return ", ".join(f"{key}: {_nested(item)}" for key, item in value.items())
+    if isinstance(value, list | tuple):
+        if not value:
+            return NONE
+        return ", ".join(_nested(item) for item in value)
+    return str(value)
+
+
+def _nested(value: Any) -> str:
+    if isinstance(value, Mapping) and value:
+        return "{" + plain(value) + "}"
+    if isinstance(value, list | tuple) and value:
+        return "[" + plain(value) + "]"
+    return plain(value)
+
+
+def pairs(value: Any) -> list[tuple[str, str]] | None:
+    """A non-empty mapping as (term, text) pairs for a definition list; else None.
+    ``{"cpu": 70, "memory": 80}`` → ``[("cpu", "70"), ("memory", "80")]``. A list of mappings
+    that each have a name (plugin args, extenders) gives a pair per item, its name first."""
+    if isinstance(value, Mapping) and value:
+        return [(str(key), plain(item)) for key, item in value.items()]
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(item, Mapping) and "name" in item for item in value)
+    ):
+        return [
+            (str(item["name"]), plain({k: v for k, v in item.items() if k != "name"}))
+            for item in value
+        ]
+    return None

@@ -258,7 +258,7 @@ def test_stale_version_shows_their_change_and_keeps_input(
     assert "Someone else changed this LoadAware args" in html
     assert "otto" in html  # who
     assert 'value="60"' in html  # the user's input is kept
-    assert "{&quot;cpu&quot;: 50, &quot;memory&quot;: 90}" in html  # their value
+    assert "cpu: 50, memory: 90" in html  # their value, as people read it
     assert response.context["form"]["version"].value() == "2"
     assert LoadAwareSchedulingArgs.objects.get().usage_thresholds == {"cpu": 50, "memory": 90}
     # Saving again (now at the current version) replaces their change, knowingly.
@@ -335,7 +335,9 @@ def test_history_lists_diffs_and_reverts(
     html = html_of(response)
     assert response.status_code == 200
     assert "v2 · Updated by the system" in html and "v1 · Created" in html
-    assert "usage_thresholds" in html and "&quot;cpu&quot;: 80" in html
+    # The form's label, values as people read them, only what changed.
+    assert "Usage thresholds (usageThresholds)" in html and "usage_thresholds" not in html
+    assert "cpu: 80, memory: 90" in html and "&quot;" not in html
     assert "Revert to v1" in html and "Revert to v2" not in html
     response = client.post(
         f"/policies/loadaware/{args.pk}/revert/", {"target": "1", "version": "2"}, follow=True

@@ -11,6 +11,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import time
 from typing import Any, ClassVar
 
 import yaml
@@ -356,6 +357,9 @@ class PolicyForm(forms.Form):
 
     version = forms.IntegerField(required=False, widget=forms.HiddenInput, min_value=1)
 
+    # Fields of the editor only, not stored (not shown on detail pages, not given to services).
+    form_only: ClassVar[tuple[str, ...]] = ()
+
     # Resource map fields whose non-empty value replaces another map (not merged with it):
     # what it replaces. The warning about unreported resources says so.
     replaces: ClassVar[dict[str, str]] = {}
@@ -402,8 +406,18 @@ class PolicyForm(forms.Form):
         """What the service gets: every field but the version."""
         return {k: v for k, v in self.cleaned_data.items() if k != "version"}
 
-    def grouped(self) -> list[tuple[str, list[forms.BoundField]]]:
-        return [(legend, [self[name] for name in names]) for legend, names in self.fieldsets]
+    def for_cluster(self, cluster: Cluster, *, new: bool) -> None:
+        """Adapt to the cluster edited in (its time zone, its other policies); ``new``: the form
+        creates an object."""
+
+    def grouped(self, *, editing: bool = True) -> list[tuple[str, list[forms.BoundField]]]:
+        """(legend, bound fields) per fieldset; not ``editing`` (a detail page): without the
+        fields that are not stored (``form_only``)."""
+        groups = [
+            (legend, [self[name] for name in names if editing or name not in self.form_only])
+            for legend, names in self.fieldsets
+        ]
+        return [(legend, bound) for legend, bound in groups if bound]
 
     def resource_warnings(self) -> dict[str, list[tuple[str, str]]]:
         """Per resource map field, (resource, message) for each resource of its valid value that
@@ -714,6 +728,21 @@ class LoadAwareArgsForm(PolicyForm):
 # -- node threshold and collect policies --------------------------------------------------------
 
 
+def threshold_moment(
+    mode: str | None, at: time | None, start: time | None, end: time | None
+) -> tuple[time | None, str]:
+    """When to evaluate a threshold policy (``mode``: "now", "at" ``at``, or "window": while
+    its window ``start``–``end`` is open): a wall-clock time in the cluster's time zone (None:
+    now), and how a page says it."""
+    if mode == "at" and at is not None:
+        return at, f"at {at:%H:%M}"
+    if mode == "window":
+        if start is None or end is None:
+            return None, "now (it has no time window: always active)"
+        return start, f"while its time window is open ({start:%H:%M}–{end:%H:%M}), at {start:%H:%M}"
+    return None, "now"
+
+
 class NodeThresholdPolicyForm(PolicyForm):
     model = NodeThresholdPolicy
     replaces = dict.fromkeys(
@@ -734,7 +763,11 @@ class NodeThresholdPolicyForm(PolicyForm):
             ],
         ),
         ("Daily time window (the cluster's time zone)", ["active_from", "active_until"]),
+        ("Preview at (not saved)", ["preview_when", "preview_at"]),
     ]
+    WINDOW_LEGEND = "Daily time window (the cluster's time zone)"
+    form_only = ("preview_when", "preview_at")
+    time_zone = ""
 
     name = forms.SlugField(max_length=63)
     description = forms.CharField(
@@ -760,12 +793,71 @@ class NodeThresholdPolicyForm(PolicyForm):
     aggregated_usage_aggregated_duration = forms.CharField(required=False, max_length=64)
     active_from = forms.TimeField(required=False, widget=forms.TimeInput(attrs={"type": "time"}))
     active_until = forms.TimeField(required=False, widget=forms.TimeInput(attrs={"type": "time"}))
+    # Not stored: when "Preview" evaluates the policies (which nodes get which annotation then).
+    preview_when = forms.ChoiceField(
+        choices=[
+            ("now", "Now"),
+            ("at", "At the time below"),
+            ("window", "While its time window is open"),
+        ],
+        required=False,
+        initial="now",
+        label="Evaluate the preview",
+        help_text="Which nodes get which annotation then; every policy's window counts.",
+    )
+    preview_at = forms.TimeField(
+        required=False,
+        widget=forms.TimeInput(attrs={"type": "time"}),
+        label="Preview at (local time)",
+        help_text="With “At the time below”: a wall-clock time in the cluster's time zone.",
+    )
 
     def initial_from(self, instance: models.Model) -> dict[str, Any]:
         data = super().initial_from(instance)
         if getattr(instance, "node_selector", None) == {}:
             data["node_selector"] = "{}"
+        data.pop("preview_when", None)
+        data.pop("preview_at", None)
         return data
+
+    def values(self) -> dict[str, Any]:
+        return {k: v for k, v in super().values().items() if k not in self.form_only}
+
+    def for_cluster(self, cluster: Cluster, *, new: bool) -> None:
+        self.time_zone = cluster.timezone
+        for name in ("active_from", "active_until", "preview_at"):
+            field = self.fields[name]
+            field.help_text = f"{field.help_text} Time zone: {cluster.timezone}.".strip()
+            self[name].help_text = field.help_text  # a bound field copies it when first made
+
+    def grouped(self, *, editing: bool = True) -> list[tuple[str, list[forms.BoundField]]]:
+        out = super().grouped(editing=editing)
+        if self.time_zone:
+            legend = f"Daily time window (time zone {self.time_zone}, the cluster's)"
+            out = [(legend if lg == self.WINDOW_LEGEND else lg, bound) for lg, bound in out]
+        return out
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if (
+            "preview" in self.data
+            and cleaned.get("preview_when") == "at"
+            and cleaned.get("preview_at") is None
+            and "preview_at" not in self.errors
+        ):
+            self.add_error("preview_at", "Give the time to preview at.")
+        return cleaned
+
+    def preview_moment(self) -> tuple[time | None, str]:
+        """The wall-clock time (cluster's time zone) the preview evaluates at, None: now; and
+        how the preview says it."""
+        data = getattr(self, "cleaned_data", {})
+        return threshold_moment(
+            data.get("preview_when"),
+            data.get("preview_at"),
+            data.get("active_from"),
+            data.get("active_until"),
+        )
 
     def clean_node_selector(self) -> Any:
         raw = self.data.get(self.add_prefix("node_selector"), "")
@@ -792,3 +884,32 @@ class CollectPolicyForm(PolicyForm):
     node_selector = YAMLField(shape=dict, empty=None, rows=4, label="Node selector (YAML)")
     report_interval_seconds = _int(label="Report interval seconds (reportIntervalSeconds)")
     aggregate_duration_seconds = _int(label="Aggregate duration seconds (aggregateDurationSeconds)")
+
+    def for_cluster(self, cluster: Cluster, *, new: bool) -> None:
+        """A new policy starts as the cluster default while the cluster has none, else as a
+        per-node override (with a selector); the "Cluster default" box says which and why."""
+        if not new:
+            return
+        default = cluster.collect_policies.filter(is_default=True).first()
+        field = self.fields["is_default"]
+        selector = self.fields["node_selector"]
+        if default is None:
+            self.initial["is_default"] = True
+            field.help_text = (
+                f"{cluster.name} has no default collect policy yet, so this one starts as the "
+                "cluster default: it applies to every node (no node selector). Untick it to "
+                "make a per-node override instead."
+            )
+        else:
+            self.initial["is_default"] = False
+            field.help_text = (
+                f"{cluster.name}'s default collect policy is {default.name}, so this one starts "
+                "as a per-node override: give the node selector of the nodes it applies to."
+            )
+            selector.widget.attrs["placeholder"] = "matchLabels:\n  pool: batch"
+        selector.help_text = (
+            "Overrides only: a metav1.LabelSelector, e.g. matchLabels: {pool: batch}. "
+            "Empty for the cluster default."
+        )
+        for name in ("is_default", "node_selector"):  # a bound field copies it when first made
+            self[name].help_text = self.fields[name].help_text

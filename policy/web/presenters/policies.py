@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import yaml
+from django.forms.utils import pretty_name
 
 from policy.accounts.models import PolicyChange
 from policy.clusters.models import Cluster
 from policy.policies import rendering
 from policy.policies.documents import AGGREGATED_FIELDS, ARGS_FIELDS, build_document
-from policy.policies.models import SchedulerConfiguration
+from policy.policies.models import NodeThresholdPolicy, SchedulerConfiguration
 from policy.policies.services import PolicyInvalid
+from policy.web import format as fmt
 from scoring.plugins.loadaware.args import default_args
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
@@ -110,14 +114,70 @@ def render_configuration(cluster: Cluster) -> Rendered:
         return Rendered(title, "", f"The stored configuration is invalid: {exc}")
 
 
-def render_thresholds(cluster: Cluster) -> Rendered:
-    title = f"{ANNOTATION_USAGE_THRESHOLDS} per node (now, newest snapshot)"
+def render_thresholds(cluster: Cluster, at: datetime | None = None) -> Rendered:
+    """The annotation per node now, or at ``at`` (a preview "at 02:00")."""
+    moment = "now" if at is None else "then"
+    title = f"{ANNOTATION_USAGE_THRESHOLDS} per node ({moment}, newest snapshot)"
     try:
-        _, local, rows = rendering.render_node_thresholds(cluster)
+        _, local, rows = rendering.render_node_thresholds(cluster, at)
     except rendering.NoSnapshot as exc:
         return Rendered(title, "", str(exc))
     lines = [f"{row.node}: {row.value if row.value is not None else '(none)'}" for row in rows]
     return Rendered(f"{title}, at {local:%H:%M} {cluster.timezone}", "\n".join(lines) + "\n")
+
+
+@dataclass(frozen=True)
+class ThresholdPreview:
+    """What a node threshold policy does at one moment: the nodes it targets, whether its
+    window is open then, and which annotation each of those nodes gets then (from this policy
+    or another with a higher priority), grouped by value."""
+
+    nodes: list[str]
+    active: bool
+    local: datetime
+    when: str  # "now", "at 02:00", "while its time window is open (22:00–06:00), at 22:00"
+    groups: list[tuple[str, str, list[str]]]  # (annotation or "(none)", policy or "", nodes)
+    no_match: str  # a warning when it targets no node
+
+    @property
+    def clock(self) -> str:
+        """The wall-clock time in the cluster's time zone (a template's ``time`` filter would
+        show it in the server's)."""
+        return f"{self.local:%H:%M}"
+
+
+def no_match_warning(policy: NodeThresholdPolicy) -> str:
+    if policy.node_selector is not None:
+        return (
+            f"The node selector {fmt.label_selector(policy.node_selector)} matches no node of "
+            "the newest snapshot: this policy sets no annotation."
+        )
+    return (
+        f"None of the node names ({fmt.names(policy.node_names)}) is a node of the newest "
+        "snapshot: this policy sets no annotation."
+    )
+
+
+def threshold_preview(
+    policy: NodeThresholdPolicy, at: datetime | None = None, when: str = "now"
+) -> ThresholdPreview:
+    """Raises :class:`rendering.NoSnapshot` when the cluster has no snapshot."""
+    _, local, names = rendering.preview_policy(policy, at)
+    _, _, rows = rendering.render_node_thresholds(policy.cluster, at)
+    targeted = set(names)
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        if row.node in targeted:
+            key = (row.value or "(none)", row.policy.name if row.policy else "")
+            grouped.setdefault(key, []).append(row.node)
+    return ThresholdPreview(
+        nodes=names,
+        active=policy.is_active_at(local.time().replace(tzinfo=None)),
+        local=local,
+        when=when,
+        groups=[(value, name, nodes) for (value, name), nodes in grouped.items()],
+        no_match="" if names else no_match_warning(policy),
+    )
 
 
 def render_colocation(cluster: Cluster) -> Rendered:
@@ -156,14 +216,46 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
 # -- history ------------------------------------------------------------------------------------
 
 
-def value_text(value: Any) -> str:
-    if value is None or value == "":
-        return "—"
-    if isinstance(value, dict | list):
-        if not value:
-            return "{}" if isinstance(value, dict) else "[]"
-        return json.dumps(value, sort_keys=False)
-    return _text(value)
+SELECTOR_FIELDS = frozenset({"node_selector"})
+NAME_LIST_FIELDS = frozenset({"node_names"})
+
+
+def value_text(value: Any, name: str = "") -> str:
+    """A stored field's value as text: selectors as Kubernetes writes them, name lists joined
+    ("none" when empty), other JSON values as ``key: value`` text (:mod:`policy.web.format`)."""
+    if name in SELECTOR_FIELDS:
+        return fmt.label_selector(value)
+    if name in NAME_LIST_FIELDS:
+        return fmt.names(value)
+    return fmt.plain(value)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A field's value for a definition list: its text, and (term, text) pairs for a mapping."""
+
+    text: str
+    pairs: list[tuple[str, str]] | None = None
+
+
+def shown(value: Any, name: str = "") -> Shown:
+    if name in SELECTOR_FIELDS or name in NAME_LIST_FIELDS:
+        return Shown(value_text(value, name))
+    return Shown(value_text(value, name), fmt.pairs(value))
+
+
+def field_label(name: str, labels: Mapping[str, str] | None = None) -> str:
+    """The form's label of a stored field (``usage_thresholds`` → "Usage thresholds
+    (usageThresholds)"), or its name made readable."""
+    if labels and name in labels:
+        return labels[name]
+    return pretty_name(name)
+
+
+# Not listed in history: the parent (never changes), the version (in the heading), the
+# profiles of a configuration (its document diff shows them).
+HIDDEN_IN_HISTORY = frozenset({"profiles", "version", "id", "cluster", "configuration", "profile"})
+EMPTY_TEXTS = frozenset({"—", fmt.NONE})
 
 
 @dataclass(frozen=True)
@@ -180,13 +272,28 @@ def _document_text(tree: Any) -> str:
     return yaml.safe_dump(build_document(tree).document, sort_keys=False)
 
 
-def history_entry(change: PolicyChange, current_version: int) -> HistoryEntry:
-    diff = change.diff()
-    fields = [
-        (name, value_text(d["before"]), value_text(d["after"]))
-        for name, d in diff.items()
-        if name not in ("profiles", "version", "id")
-    ]
+def history_entry(
+    change: PolicyChange,
+    current_version: int,
+    labels: Mapping[str, str] | None = None,
+    *,
+    every_field: bool = False,
+) -> HistoryEntry:
+    """One change: the fields it changed (their form labels, values as people read them; with
+    ``every_field``, unchanged ones too), and for configurations the document's diff."""
+    before_data = change.prechange_data or {}
+    after_data = change.postchange_data or {}
+    changed = change.diff()
+    names = sorted(set(before_data) | set(after_data)) if every_field else list(changed)
+    fields = []
+    for name in names:
+        if name in HIDDEN_IN_HISTORY:
+            continue
+        before = value_text(before_data.get(name), name) if change.prechange_data else "—"
+        after = value_text(after_data.get(name), name) if change.postchange_data else "—"
+        if not every_field and (before == after or {before, after} <= EMPTY_TEXTS):
+            continue  # stored differently (None, "" or []), read the same: nothing changed
+        fields.append((field_label(name, labels), before, after))
     document = ""
     trees = [change.prechange_data, change.postchange_data]
     if any(isinstance(t, dict) and "profiles" in t for t in trees):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import time
 from typing import Any
 
 from django.contrib import messages
@@ -252,22 +253,31 @@ class Preview:
     nodes: list[str] | None = None
     active: bool | None = None
     annotation: str | None = None
+    thresholds: ui.ThresholdPreview | None = None  # at the moment the form asked for
 
 
-def _dry_run(editor: Editor, cluster: Cluster, call: Callable[[], Any]) -> Preview:
-    """Run ``call`` (a service call), render, and roll everything back."""
-    before = editor.render(cluster)
+def _dry_run(
+    editor: Editor, cluster: Cluster, call: Callable[[], Any], form: pf.PolicyForm | None = None
+) -> Preview:
+    """Run ``call`` (a service call), render, and roll everything back; a threshold policy's
+    form says when to evaluate (now, at a time, while the window is open)."""
+    at, when = None, "now"
+    if isinstance(form, pf.NodeThresholdPolicyForm):
+        wall_clock, when = form.preview_moment()
+        at = rendering.today_at(cluster, wall_clock) if wall_clock is not None else None
+    render = editor.render if at is None else (lambda c: ui.render_thresholds(c, at))
+    before = render(cluster)
     found: dict[str, Any] = {}
     try:
         with transaction.atomic():
             obj = call()
-            found["after"] = editor.render(Cluster.objects.get(pk=cluster.pk))
+            found["after"] = render(Cluster.objects.get(pk=cluster.pk))
             if isinstance(obj, NodeThresholdPolicy):
                 found["annotation"] = rendering.annotation_value(obj)
                 try:
-                    _, local, names = rendering.preview_policy(obj)
-                    found["nodes"] = names
-                    found["active"] = obj.is_active_at(local.time().replace(tzinfo=None))
+                    found["thresholds"] = ui.threshold_preview(obj, at, when)
+                    found["nodes"] = found["thresholds"].nodes
+                    found["active"] = found["thresholds"].active
                 except rendering.NoSnapshot:
                     found["nodes"] = []
             raise _Rollback
@@ -282,6 +292,7 @@ def _dry_run(editor: Editor, cluster: Cluster, call: Callable[[], Any]) -> Previ
         found.get("nodes"),
         found.get("active"),
         found.get("annotation"),
+        found.get("thresholds"),
     )
 
 
@@ -324,6 +335,9 @@ def policy_index(request: HttpRequest) -> HttpResponse:
             rows.append((profile, args))
         thresholds = list(cluster.threshold_policies.order_by("-priority", "id"))
         collect = list(cluster.collect_policies.order_by("-is_default", "-priority", "id"))
+        for selecting in (thresholds, collect):
+            for policy in selecting:  # the targets as a Kubernetes label-selector string
+                policy.selector_text = ui.value_text(policy.node_selector, "node_selector")  # type: ignore[union-attr]
         jobs = sync_status.for_cluster(cluster)
         jobs.annotate([configuration, *profiles, *(a for _, a in rows), *thresholds, *collect])
         context.update(
@@ -342,14 +356,19 @@ def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     obj = _object(editor, pk)
     cluster = editor.cluster_of(obj)
     form = editor.form(instance=obj)
+    form.for_cluster(cluster, new=False)
     rows = []
     defaults = getattr(form, "defaults", {})
-    for legend, bound in form.grouped():
+    for legend, bound in form.grouped(editing=False):
         rows.append(
             (
                 legend,
                 [
-                    (b.label, ui.value_text(getattr(obj, b.name, None)), defaults.get(b.name, ""))
+                    (
+                        b.label,
+                        ui.shown(getattr(obj, b.name, None), b.name),
+                        defaults.get(b.name, ""),
+                    )
                     for b in bound
                 ],
             )
@@ -387,14 +406,29 @@ def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
         context["profiles"] = list(obj.profiles.order_by("position", "id"))
     if isinstance(obj, NodeThresholdPolicy):
         context["annotation"] = rendering.annotation_value(obj)
+        # ?when=at&at=02:30 or ?when=window: which nodes get which annotation then.
+        mode, wall = request.GET.get("when"), _wall_clock(request.GET.get("at"))
+        wall_clock, when = pf.threshold_moment(mode, wall, obj.active_from, obj.active_until)
+        at = rendering.today_at(cluster, wall_clock) if wall_clock is not None else None
+        context.update(when=when, when_mode=mode or "now", when_at=wall)
         try:
-            _, local, names = rendering.preview_policy(obj)
-            context["hits"] = names
-            context["active"] = obj.is_active_at(local.time().replace(tzinfo=None))
-            context["local"] = local
+            preview = ui.threshold_preview(obj, at, when)
+            context["thresholds"] = preview
+            context["hits"] = preview.nodes
+            context["active"] = preview.active
+            context["local"] = preview.local
+            context["clock"] = preview.clock
+            context["no_match"] = preview.no_match
         except rendering.NoSnapshot as exc:
             context["hits_problem"] = str(exc)
     return render(request, "policy/policies/detail.html", context)
+
+
+def _wall_clock(text: str | None) -> time | None:
+    try:
+        return time.fromisoformat(text) if text else None
+    except ValueError:
+        return None
 
 
 @role_required(Role.VIEWER)
@@ -462,7 +496,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
 
             try:
                 if "preview" in request.POST:
-                    context["preview"] = _dry_run(editor, cluster, call)
+                    context["preview"] = _dry_run(editor, cluster, call, form)
                     context["warnings"] = form.warning_messages()
                 else:
                     saved = call()
@@ -491,6 +525,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
             status = 400
     else:
         form = editor.form(instance=obj, resources=resources)
+    form.for_cluster(cluster, new=obj is None)
     context["form"] = form
     context["errors"] = _error_summary(form)
     defaults: dict[str, str] = getattr(form, "defaults", {})
@@ -661,6 +696,9 @@ def policy_history(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     editor = _editor(kind)
     obj = _object(editor, pk)
     changes = list(history(obj).select_related("content_type")[:100])
+    every_field = request.GET.get("fields") == "all"
+    form = editor.form()
+    labels = {name: str(form[name].label) for name in form.fields}
     return render(
         request,
         "policy/policies/history.html",
@@ -670,7 +708,11 @@ def policy_history(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
             "title": f"History of {editor.phrase(obj)}",
             "obj_label": editor.short_label(obj),
             "cluster": editor.cluster_of(obj),
-            "entries": [ui.history_entry(change, obj.version) for change in changes],
+            "entries": [
+                ui.history_entry(change, obj.version, labels, every_field=every_field)
+                for change in changes
+            ],
+            "every_field": every_field,
             "can_edit": can_edit_policy(request.user),
         },
     )
