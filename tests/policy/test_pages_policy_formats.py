@@ -248,7 +248,7 @@ def test_a_new_collect_policy_starts_as_the_default_only_while_there_is_none(
     html = response.content.decode()
     assert "has no default collect policy yet, so this one starts as the cluster default" in html
     assert re.search(r'<input type="checkbox" name="is_default"[^>]* checked>', html)
-    policies.CollectPolicyService().create(
+    default = policies.CollectPolicyService().create(
         {
             "cluster": cluster,
             "name": "everywhere",
@@ -263,5 +263,5 @@ def test_a_new_collect_policy_starts_as_the_default_only_while_there_is_none(
     assert "default collect policy is everywhere, so this one starts as a per-node override" in html
     assert "placeholder=" in html
     # An existing policy's form is as stored.
-    edit = client.get("/policies/collect/1/edit/")
+    edit = client.get(f"/policies/collect/{default.pk}/edit/")
     assert edit.context["form"]["is_default"].value() is True
