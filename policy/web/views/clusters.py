@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from django.core.paginator import Paginator
-from django.db.models import Count
-from django.db.models.functions import TruncDate
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
-from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from policy.accounts.roles import can_edit_policy, role_required
 from policy.clusters.models import Cluster
 from policy.clusters.snapshot_chains import materialize
 from policy.clusters.snapshots import summarize
-from policy.core.choices import Agreement, DecisionOutcome, DecisionSource, Role
+from policy.core.choices import Role
 from policy.core.params import parse_id
-from policy.decisions.models import PlacementDecision
+from policy.decisions import stats
 from policy.policies import rendering
 from policy.sync import status as sync_status
 from policy.web import trends
@@ -35,15 +31,13 @@ from policy.web.pages import (
     stored_snapshot,
     trend_key,
 )
-from policy.web.presenters import charts
+from policy.web.presenters import activity
 from policy.web.presenters import dashboard as board
 from policy.web.presenters import trends as trend_ui
 from policy.web.presenters.explain import loadaware_lines, metric_line
 from policy.web.presenters.node import node_detail as present_node
 
 DEFAULT_PAGE_SIZE = 50
-TREND_SNAPSHOTS = 30
-TREND_DAYS = 14
 
 
 def _page_size(request: HttpRequest) -> int:
@@ -118,10 +112,12 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             (reason, count, _href(request, reason=reason, state=None))
             for reason, count in load.reasons()
         ],
-        "charts": _charts(request, load),
+        "charts": activity.load_histograms(load, lambda band: _href(request, band=str(band))),
         "trends": _trends(cluster),
         "load_trends": _load_trends(cluster, source, page_load),
-        "agreement": _agreement(cluster),
+        "agreement": activity.agreement(
+            stats.agreement_per_day(cluster, stats.first_day(activity.TREND_DAYS))
+        ),
         "expiry": load.args.expiration_seconds,
     }
     template = (
@@ -132,90 +128,20 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-def _charts(request: HttpRequest, load: Any) -> list[dict[str, Any]]:
-    out = []
-    for resource in ("cpu", "memory"):
-        bins, unmeasured = board.histogram(
-            load.rows, resource, lambda band: _href(request, band=str(band))
-        )
-        threshold = load.args.thresholds.get(resource, 0)
-        over = load.over(resource)
-        label = (
-            f"{resource} load of {load.nodes - unmeasured} nodes in {board.BAND_WIDTH}% bands; "
-            f"{over} above their threshold"
-        )
-        out.append(
-            {
-                "resource": resource,
-                "over": over,
-                "unmeasured": unmeasured,
-                "threshold": threshold,
-                "svg": charts.histogram(
-                    bins,
-                    label=label,
-                    marked=board.band_index(threshold) if threshold else None,
-                ),
-            }
-        )
-    return out
-
-
 def _trends(cluster: Cluster) -> dict[str, Any]:
-    history: list[Any] = list(
+    history = list(
         cluster.snapshots.summaries()
         .order_by("-taken_at")
         .values("taken_at", "node_count", "pod_count", "pending_pod_count", "node_metric_count")[
-            :TREND_SNAPSHOTS
+            : activity.TREND_SNAPSHOTS
         ]
     )[::-1]
-    series = []
-    if len(history) > 1:
-        for key, label in (
-            ("node_count", "Nodes"),
-            ("pod_count", "Pods bound"),
-            ("pending_pod_count", "Pods pending"),
-            ("node_metric_count", "NodeMetrics"),
-        ):
-            values = [int(row[key]) for row in history]
-            series.append(
-                {
-                    "label": label,
-                    "first": values[0],
-                    "last": values[-1],
-                    "svg": charts.sparkline(
-                        values,
-                        label=f"{label} over the last {len(values)} snapshots: "
-                        f"{values[0]} to {values[-1]}",
-                    ),
-                }
-            )
-    since = timezone.now() - timedelta(days=TREND_DAYS - 1)
-    start = since.date()
-    rows = (
-        PlacementDecision.objects.filter(cluster=cluster, created__date__gte=start)
-        .annotate(day=TruncDate("created"))
-        .values("day", "outcome")
-        .annotate(n=Count("id"))
-    )
-    per_day: dict[Any, dict[str, int]] = {}
-    for row in rows:
-        per_day.setdefault(row["day"], {})[row["outcome"]] = row["n"]
-    days = [start + timedelta(days=k) for k in range(TREND_DAYS)]
-    total = sum(sum(v.values()) for v in per_day.values())
-    decisions = charts.stacked_columns(
-        [
-            charts.Stack(
-                day.strftime("%m-%d"),
-                [
-                    (outcome, per_day.get(day, {}).get(outcome, 0))
-                    for outcome in DecisionOutcome.values
-                ],
-            )
-            for day in days
-        ],
-        label=f"Decisions per day over the last {TREND_DAYS} days: {total} in all",
-    )
-    return {"snapshots": len(history), "series": series, "decisions": decisions, "total": total}
+    start = stats.first_day(activity.TREND_DAYS)
+    return {
+        "snapshots": len(history),
+        "series": activity.snapshot_series(history),
+        **activity.decisions_per_day(start, stats.outcomes_per_day(cluster, start)),
+    }
 
 
 def _load_trends(cluster: Cluster, source: LoadAwareSource, page_load: PageLoad) -> dict[str, Any]:
@@ -227,45 +153,6 @@ def _load_trends(cluster: Cluster, source: LoadAwareSource, page_load: PageLoad)
         "charts": trend_ui.cluster_charts(points, page_load.load.args.thresholds),
         "window": trends.WINDOW,
     }
-
-
-def _agreement(cluster: Cluster) -> list[dict[str, Any]]:
-    """Per profile, how often the engine agreed with the cluster's scheduler over the last
-    TREND_DAYS days: the rate, and the daily rate as a sparkline."""
-    start = (timezone.now() - timedelta(days=TREND_DAYS - 1)).date()
-    rows = (
-        PlacementDecision.objects.filter(
-            cluster=cluster, source=DecisionSource.CLUSTER, created__date__gte=start
-        )
-        .annotate(day=TruncDate("created"))
-        .values("profile", "day", "agreement")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    counts: dict[str, dict[Any, list[int]]] = {}
-    for row in rows:
-        day = counts.setdefault(row["profile"], {}).setdefault(row["day"], [0, 0])
-        day[1] += row["n"]
-        if row["agreement"] == Agreement.AGREES:
-            day[0] += row["n"]
-    profiles = []
-    for profile, days in sorted(counts.items()):
-        agree, total = sum(d[0] for d in days.values()), sum(d[1] for d in days.values())
-        daily = [round(100 * a / n) for a, n in (days[d] for d in sorted(days))]
-        profiles.append(
-            {
-                "profile": profile,
-                "agree": agree,
-                "total": total,
-                "rate": round(100 * agree / total),
-                "svg": charts.sparkline(
-                    daily, label=f"{profile}: share of bindings the engine agrees with, per day"
-                )
-                if len(daily) > 1
-                else "",
-            }
-        )
-    return profiles
 
 
 def _threshold_policy(cluster: Cluster, stored: Any, name: str) -> Any:
@@ -324,8 +211,6 @@ def node_detail(request: HttpRequest, pk: int, name: str) -> HttpResponse:
         "threshold_policy": _threshold_policy(cluster, stored, name),
         "trend_points": node_points,
         "trend": trend_ui.node_chart(name, node_points),
-        "recent_decisions": PlacementDecision.objects.filter(
-            cluster=cluster, selected_node=name
-        ).defer("explanation_data", "pod")[:10],
+        "recent_decisions": stats.recent_on_node(cluster, name),
     }
     return render(request, "policy/node.html", context)
