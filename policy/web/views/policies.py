@@ -174,7 +174,7 @@ def _object(editor: Editor, pk: int) -> Any:
     return get_object_or_404(editor.model, pk=pk)
 
 
-def _require_editor(request: HttpRequest) -> None:
+def require_editor(request: HttpRequest) -> None:
     if not can_edit_policy(request.user):
         raise PermissionDenied("Editing policies needs the editor role.")
 
@@ -256,7 +256,7 @@ class Preview:
     thresholds: ui.ThresholdPreview | None = None  # at the moment the form asked for
 
 
-def _dry_run(
+def dry_run(
     editor: Editor, cluster: Cluster, call: Callable[[], Any], form: pf.PolicyForm | None = None
 ) -> Preview:
     """Run ``call`` (a service call), render, and roll everything back; a threshold policy's
@@ -296,7 +296,7 @@ def _dry_run(
     )
 
 
-def _conflict(obj: Any) -> dict[str, Any]:
+def conflict_notice(obj: Any) -> dict[str, Any]:
     """The change that made the user's version stale."""
     change = history(obj).first()
     return {
@@ -434,7 +434,7 @@ def _wall_clock(text: str | None) -> time | None:
 @role_required(Role.VIEWER)
 @require_http_methods(["GET", "POST"])
 def policy_create(request: HttpRequest, kind: str) -> HttpResponse:
-    _require_editor(request)
+    require_editor(request)
     editor = _editor(kind)
     parent_id = parse_id(request.POST.get("parent") or request.GET.get("parent"))
     if parent_id is None:
@@ -446,7 +446,7 @@ def policy_create(request: HttpRequest, kind: str) -> HttpResponse:
 @role_required(Role.VIEWER)
 @require_http_methods(["GET", "POST"])
 def policy_edit(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
-    _require_editor(request)
+    require_editor(request)
     editor = _editor(kind)
     obj = _object(editor, pk)
     return _edit(request, editor, obj, getattr(obj, editor.parent_field))
@@ -478,7 +478,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
             context["base_version"] = base
             if base != obj.version:
                 # Someone saved since this editor was opened: never save over it unseen.
-                context["conflict"] = _conflict(obj)
+                context["conflict"] = conflict_notice(obj)
                 if form.is_valid():
                     form = _merged(context, editor, obj, base, request.POST, form, resources)
                     if not context["merge"].ready:
@@ -496,7 +496,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
 
             try:
                 if "preview" in request.POST:
-                    context["preview"] = _dry_run(editor, cluster, call, form)
+                    context["preview"] = dry_run(editor, cluster, call, form)
                     context["warnings"] = form.warning_messages()
                 else:
                     saved = call()
@@ -513,7 +513,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
                 status = 400
             except policies.PreconditionFailed:
                 current = editor.model._default_manager.get(pk=obj.pk)
-                context["conflict"] = _conflict(current)
+                context["conflict"] = conflict_notice(current)
                 form = _merged(
                     context, editor, current, base or obj.version, request.POST, form, resources
                 )
@@ -644,7 +644,7 @@ def _error_summary(form: pf.PolicyForm) -> list[tuple[str, str, str]]:
 @role_required(Role.VIEWER)
 @require_http_methods(["GET", "POST"])
 def policy_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
-    _require_editor(request)
+    require_editor(request)
     editor = _editor(kind)
     obj = _object(editor, pk)
     cluster = editor.cluster_of(obj)
@@ -673,13 +673,13 @@ def policy_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
             call()
             messages.success(request, f"Deleted {label}.")
             return redirect(f"{reverse('policy-index')}?cluster={cluster.pk}")
-        context["preview"] = _dry_run(editor, cluster, call)
+        context["preview"] = dry_run(editor, cluster, call)
     except policies.PolicyInvalid as exc:
         context["problem"] = str(exc)
         status = 400
     except policies.PreconditionFailed:
         current = editor.model._default_manager.get(pk=obj.pk)
-        context["conflict"] = _conflict(current)
+        context["conflict"] = conflict_notice(current)
         context["version"] = current.version
         status = 409
     return render(request, "policy/policies/delete.html", context, status=status)
@@ -721,7 +721,7 @@ def policy_history(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
 @role_required(Role.VIEWER)
 @require_POST
 def policy_revert(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
-    _require_editor(request)
+    require_editor(request)
     editor = _editor(kind)
     obj = _object(editor, pk)
     target = parse_id(request.POST.get("target"))

@@ -30,7 +30,7 @@ from policy.core.params import parse_id
 from policy.policies import documents
 from policy.policies import services as policies
 from policy.policies.models import SchedulerConfiguration
-from policy.web.views.policies import EDITORS, _conflict, _dry_run, _require_editor, detail_url
+from policy.web.views.policies import EDITORS, conflict_notice, detail_url, dry_run, require_editor
 from scoring.config.catalog import CATALOG
 from scoring.config.loader import CONFIG_API_VERSION
 from scoring.errors import FieldError
@@ -220,7 +220,7 @@ def _read_upload(form: ImportForm) -> str | None:
 @role_required(Role.VIEWER)
 @require_http_methods(["GET", "POST"])
 def policy_import(request: HttpRequest) -> HttpResponse:
-    _require_editor(request)
+    require_editor(request)
     cluster_id = parse_id(request.POST.get("cluster") or request.GET.get("cluster"))
     if cluster_id is None:
         raise Http404("Give the cluster (?cluster=<id>).")
@@ -297,7 +297,7 @@ def _preview_or_save(
     try:
         if "save" not in request.POST:
             context["plan"] = _plan(cluster, text)
-            context["preview"] = _dry_run(EDITORS["configurations"], cluster, call)
+            context["preview"] = dry_run(EDITORS["configurations"], cluster, call)
             return 200, []
         configuration = call()
     except policies.PolicyInvalid as exc:
@@ -305,7 +305,7 @@ def _preview_or_save(
     except policies.PreconditionFailed:
         current = SchedulerConfiguration.objects.filter(cluster=cluster).first()
         if current is not None:
-            context["conflict"] = _conflict(current)
+            context["conflict"] = conflict_notice(current)
             context["configuration"] = current
             data = request.POST.copy()
             data["version"] = str(current.version)
