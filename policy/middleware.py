@@ -16,6 +16,7 @@ from rest_framework.renderers import TemplateHTMLRenderer
 from rest_framework.views import APIView
 
 from policy.core.broker import BrokerUnavailable
+from policy.web.pages import CLUSTER_COOKIE, SESSION_CLUSTER
 
 
 class LoginRequiredMiddleware(DjangoLoginRequired):
@@ -152,3 +153,30 @@ class ProbeMiddleware:
             if probe is not None:
                 return probe(request)
         return self.get_response(request)
+
+
+class RememberClusterMiddleware:
+    """Keeps the cluster chosen in this session in a cookie too: logging out empties the
+    session, and logging in again should land on the cluster one was looking at."""
+
+    MAX_AGE = 365 * 24 * 3600
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        response = self.get_response(request)
+        session = getattr(request, "session", None)
+        if session is None or not session.accessed:
+            return response
+        chosen = session.get(SESSION_CLUSTER)
+        if chosen and str(chosen) != request.COOKIES.get(CLUSTER_COOKIE):
+            response.set_cookie(
+                CLUSTER_COOKIE,
+                str(chosen),
+                max_age=self.MAX_AGE,
+                httponly=True,
+                samesite="Lax",
+                secure=settings.SESSION_COOKIE_SECURE,
+            )
+        return response

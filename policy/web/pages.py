@@ -38,12 +38,16 @@ def clear_caches() -> None:
 
 
 SESSION_CLUSTER = "schedboard.cluster"
+# The cluster last chosen, kept past logging out (``policy.middleware.RememberClusterMiddleware``),
+# so logging in again lands on it rather than on the first cluster.
+CLUSTER_COOKIE = "schedboard_cluster"
 
 
 def selected_cluster(request: HttpRequest, clusters: list[Cluster]) -> Cluster | None:
-    """``?cluster=<id>`` (404 if unknown), else the cluster last chosen in this session, else
-    the demo cluster, else the first one. Choosing one is remembered, so a page reached
-    without the parameter never quietly switches to another cluster's policies."""
+    """``?cluster=<id>`` (404 if unknown), else the cluster last chosen in this session or, after
+    logging in again, in this browser; else the demo cluster, else the first one. Choosing one
+    is remembered, so a page reached without the parameter never quietly switches to another
+    cluster's policies."""
     wanted = request.GET.get("cluster")
     if wanted:
         cluster_id = parse_id(wanted)
@@ -52,7 +56,9 @@ def selected_cluster(request: HttpRequest, clusters: list[Cluster]) -> Cluster |
         cluster = get_object_or_404(Cluster, pk=cluster_id)
         request.session[SESSION_CLUSTER] = cluster.pk
         return cluster
-    remembered = request.session.get(SESSION_CLUSTER)
+    remembered = request.session.get(SESSION_CLUSTER) or parse_id(
+        request.COOKIES.get(CLUSTER_COOKIE, "")
+    )
     for cluster in clusters:
         if cluster.pk == remembered:
             return cluster
