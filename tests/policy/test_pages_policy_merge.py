@@ -15,6 +15,7 @@ from policy.clusters.models import ClusterSnapshot
 from policy.core.choices import ChangeSource
 from policy.policies import services as policies
 from policy.policies.models import LoadAwareSchedulingArgs
+from tests.policy_trees import loadaware_args
 
 pytestmark = pytest.mark.django_db
 
@@ -23,20 +24,7 @@ SYSTEM = ChangeContext.system()
 
 @pytest.fixture
 def args(demo_snapshot: ClusterSnapshot) -> LoadAwareSchedulingArgs:
-    configuration = policies.SchedulerConfigurationService().create(
-        {"cluster": demo_snapshot.cluster}, SYSTEM
-    )
-    profile = policies.ProfileService().create(
-        {
-            "configuration": configuration,
-            "scheduler_name": "",
-            "plugins": {"multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}]}},
-        },
-        SYSTEM,
-    )
-    return policies.LoadAwareArgsService().create(
-        {"profile": profile, "usage_thresholds": {"cpu": 45, "memory": 90}}, SYSTEM
-    )
+    return loadaware_args(demo_snapshot.cluster)
 
 
 def their_change(args: LoadAwareSchedulingArgs, operator: User, **values: Any) -> None:

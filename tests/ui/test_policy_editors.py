@@ -19,6 +19,7 @@ from policy.policies import services as policies
 from policy.policies.models import LoadAwareSchedulingArgs, NodeThresholdPolicy
 from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
+from tests.policy_trees import loadaware_args
 from tests.ui.session import log_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -34,17 +35,7 @@ def loadaware(transactional_db: None) -> Iterator[LoadAwareSchedulingArgs]:
     clear_page_caches()
     snapshot = load_demo_cluster(nodes=30)
     ctx = ChangeContext.system()
-    configuration = policies.SchedulerConfigurationService().create(
-        {"cluster": snapshot.cluster}, ctx
-    )
-    profile = policies.ProfileService().create(
-        {
-            "configuration": configuration,
-            "scheduler_name": "",
-            "plugins": {"multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}]}},
-        },
-        ctx,
-    )
+    args = loadaware_args(snapshot.cluster)
     policies.NodeThresholdPolicyService().create(
         {
             "cluster": snapshot.cluster,
@@ -56,9 +47,7 @@ def loadaware(transactional_db: None) -> Iterator[LoadAwareSchedulingArgs]:
         },
         ctx,
     )
-    yield policies.LoadAwareArgsService().create(
-        {"profile": profile, "usage_thresholds": {"cpu": 45, "memory": 90}}, ctx
-    )
+    yield args
     clear_engine_caches()
     clear_page_caches()
 
