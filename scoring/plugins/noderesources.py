@@ -401,7 +401,44 @@ class NodeResourcesFit(Plugin):
         for k, name in enumerate(("cpu", "memory")):
             rows[name]["scoredRequested"] = int(snap.non_zero_requested[node, k])
             rows[name]["scoredPod"] = cycle.pod.non_zero_requests[k]
-        return {"strategy": self.strategy, "resources": rows}
+        detail: dict[str, Any] = {
+            "strategy": self.strategy,
+            "resources": rows,
+            "scored": self._explain_score(cycle, node),
+        }
+        if self.strategy == "RequestedToCapacityRatio":
+            detail["shape"] = [
+                {"utilization": int(p["utilization"]), "score": int(p["score"])} for p in self.shape
+            ]
+        return detail
+
+    def _explain_score(self, cycle: Cycle, node: int) -> list[dict[str, Any]]:
+        """Each configured resource as the strategy scores it on the node: allocatable, the
+        requested amount with the pod (zeros: bypassed), its weight and its own score (what the
+        weighted average takes; ``counted`` False when the average leaves it out)."""
+        allocatable, requested = resource_rows(cycle, self.resources, node, use_requested=False)
+        out = []
+        for resource, a, q, w in zip(
+            self.resources, allocatable, requested, self.weights.tolist(), strict=True
+        ):
+            if self.strategy == "RequestedToCapacityRatio":
+                one = np.array([[q]], dtype=np.int64), np.array([[a]], dtype=np.int64)
+                score = int(requested_to_capacity_ratio(*one, np.ones(1, np.int64), self.shape)[0])
+                counted = a != 0 and score > 0
+            else:
+                strategy = _ONE_NODE_STRATEGIES.get(self.strategy, least_allocated_one)
+                score, counted = strategy([q], [a], [1]), a != 0
+            out.append(
+                {
+                    "name": str(resource["name"]),
+                    "weight": int(w),
+                    "allocatable": a,
+                    "requested": q,
+                    "score": score,
+                    "counted": counted,
+                }
+            )
+        return out
 
 
 def _combine_reasons(n: int, checks: list[tuple[str, BoolArray, BoolArray]]) -> FilterResult:
