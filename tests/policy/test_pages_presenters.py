@@ -256,7 +256,7 @@ def _fit(strategy: dict[str, Any] | None, requests: dict[str, Any]) -> explain.F
     pod = parse_pod(make_pod("p", containers=[make_container("app", requests)]))
     decision = Engine(config).evaluate(pod, Snapshot.from_objects([*nodes, placed]), NOW)
     entry = decision.to_dict()["nodes"][0]
-    raw = next(s["raw"] for s in entry["scores"] if s["plugin"] == "NodeResourcesFit")
+    raw = next((s["raw"] for s in entry["scores"] if s["plugin"] == "NodeResourcesFit"), None)
     view = explain.fit_view(entry["details"]["NodeResourcesFit"], raw)
     assert view is not None
     return view
@@ -304,6 +304,33 @@ def test_node_resources_fit_card_most_allocated_and_shape() -> None:
     )
     assert ratio.average == "round((37 × 3 + 26 × 1) / 4) = 34" and ratio.raw == 34
     assert explain.fit_view(None) is None
+
+
+def test_node_resources_fit_card_of_a_node_too_small() -> None:
+    view = _fit(None, {"cpu": 13000})
+    cpu = view.resources[0]
+    assert not cpu.fits and (cpu.requested, cpu.free) == ("17", "12")
+    assert view.lines[0].formula == "17 requested > 16 allocatable: 0" and view.raw is None
+
+
+def test_decisions_stored_before_the_arithmetic_was_recorded_still_show() -> None:
+    """Explanations stored by earlier releases lack NodeResourcesFit's ``scored``, node
+    affinity terms' ``nodeLabels`` and ``preScoreSkipped``: the pages show what there is."""
+    old = {"strategy": "LeastAllocated", "resources": {
+        "cpu": {"allocatable": 4000, "requested": 1000, "pod": 500},
+        "ephemeral-storage": {"allocatable": 10, "requested": 0, "pod": 0}}}  # fmt: skip
+    view = explain.fit_view(old)
+    assert view is not None and view.lines == [] and view.average == ""
+    assert [(r.resource, r.requested, r.allocatable) for r in view.resources] == [
+        ("cpu", "1.5", "4")
+    ]
+    affinity = {"requiredTerms": [{"index": 0, "matched": False, "requirements": ["az"]}]}
+    node = _failing("n1", "NodeAffinity", "UnschedulableAndUnresolvable",
+                    "node(s) didn't match Pod's node affinity/selector")  # fmt: skip
+    node["details"] = {"NodeAffinity": affinity}
+    decision = decision_view({"nodes": [node]})
+    assert decision.groups[0].hints == ["node affinity needs az"]
+    assert decision.pre_score_skipped == []
 
 
 def test_image_locality_card_reads_the_engine_explanation() -> None:

@@ -28,8 +28,9 @@ PRE_SCORE_SKIP_REASONS = {
     "PodTopologySpread": "no ScheduleAnyway spread constraint applies: the pod has none and "
     "the default constraints select none for it (they need a Service, ReplicaSet, "
     "StatefulSet or ReplicationController selecting the pod)",
-    "InterPodAffinity": "no preferred pod affinity or anti-affinity term counts: the pod has "
-    "none, and no existing pod's terms match it",
+    "InterPodAffinity": "no pod affinity or anti-affinity term counts for the score: the pod "
+    "has no preferred terms, and no existing pod's terms that count match it (the profile may "
+    "ignore existing pods' preferred terms)",
     "NodeResourcesBalancedAllocation": "the pod requests none of the balanced resources "
     "(a best-effort pod)",
 }
