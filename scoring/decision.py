@@ -88,6 +88,9 @@ class Decision:
     error: str | None = None
     skipped: list[SkippedPlugin] = field(default_factory=list)
     plugins: Mapping[str, Plugin] = field(default_factory=dict)
+    # Score plugins whose PreScore returned Skip for this pod (upstream runs no Score for them),
+    # with their weights, in the profile's order.
+    pre_score_skipped: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def unmodeled_scorers(self) -> list[str]:
@@ -242,6 +245,10 @@ class Decision:
             "rankingMayDiffer": self.ranking_may_differ,
             "rankingMayDifferBecause": self.unmodeled_scorers if self.ranking_may_differ else [],
         }
+        if self.pre_score_skipped:
+            result["preScoreSkipped"] = [
+                {"plugin": plugin, "weight": weight} for plugin, weight in self.pre_score_skipped
+            ]
         summary = self.summary()
         if summary is not None:
             result["message"] = summary

@@ -126,7 +126,7 @@ class Framework:
         for outcome in filters:
             passed &= outcome.result.passed
         feasible: IntArray = np.flatnonzero(passed).astype(np.int64)
-        scores, error = self._run_scores(cycle, feasible, cache)
+        scores, error, pre_score_skipped = self._run_scores(cycle, feasible, cache)
         return Decision(
             cycle=cycle,
             profile=self.name,
@@ -136,6 +136,7 @@ class Framework:
             error=error,
             skipped=list(self.skipped_plugins),
             plugins=self.instances,
+            pre_score_skipped=pre_score_skipped,
         )
 
     def _run_filters(self, cycle: Cycle, cache: ResultCache | None) -> list[FilterOutcome]:
@@ -164,16 +165,21 @@ class Framework:
 
     def _run_scores(
         self, cycle: Cycle, feasible: IntArray, cache: ResultCache | None
-    ) -> tuple[list[ScoreOutcome], str | None]:
+    ) -> tuple[list[ScoreOutcome], str | None, list[tuple[str, int]]]:
+        """The score outcomes, the cycle's error, and the score plugins (with weights) whose
+        PreScore returned Skip, so that upstream does not run their Score for this pod."""
         if len(feasible) == 0:
-            return [], None
+            return [], None, []
         skipped: set[str] = set()
         for pre_scorer in self.pre_scores:
             status = pre_scorer.pre_score(cycle, feasible)
             if status.code == Code.SKIP:
                 skipped.add(pre_scorer.name)
             elif not status.ok:  # RunPreScorePlugins (pkg/scheduler/framework/runtime)
-                return [], f'running PreScore plugin "{pre_scorer.name}": {status.message}'
+                return [], f'running PreScore plugin "{pre_scorer.name}": {status.message}', []
+        skipped_scores = [
+            (s.plugin.name, s.weight) for s in self.scores if s.plugin.name in skipped
+        ]
         outcomes: list[ScoreOutcome] = []
         for scored in self.scores:
             plugin = scored.plugin
@@ -186,17 +192,19 @@ class Framework:
                     else cache.score(plugin, cycle, feasible)
                 )
             except PluginError as exc:  # RunScorePlugins
-                return outcomes, f'running Score plugins: plugin "{plugin.name}" failed with: {exc}'
+                message = f'running Score plugins: plugin "{plugin.name}" failed with: {exc}'
+                return outcomes, message, skipped_scores
             normalized = plugin.normalize(cycle, raw.copy()) if plugin.normalizes else raw
             bad = (normalized < MIN_NODE_SCORE) | (normalized > MAX_NODE_SCORE)
             if bad.any():
                 value = int(normalized[np.flatnonzero(bad)[0]])
-                return outcomes, (
+                message = (
                     f"plugin {plugin.name!r} returns an invalid score {value}, "
                     "it should in the range of [0, 100] after normalizing"
                 )
+                return outcomes, message, skipped_scores
             outcomes.append(ScoreOutcome(plugin.name, raw, normalized, scored.weight))
-        return outcomes, None
+        return outcomes, None, skipped_scores
 
     def reserve(self, decision: Decision) -> None:
         """Reserve the decision's selected node: account the pod, then plugin Reserve hooks."""

@@ -345,6 +345,8 @@ class NodeAffinity(Plugin):
                     "index": term.index,
                     "matched": bool(mask[node]),
                     "requirements": list(term.text),
+                    # The node's value of each key the term's expressions read (None: no label).
+                    "nodeLabels": {r.key: labels.get(r.key) for r in term.expressions},
                     **({"errors": [str(e) for e in term.errors]} if term.errors else {}),
                 }
                 for term, mask in masks.terms

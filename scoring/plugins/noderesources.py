@@ -37,6 +37,7 @@ MAX_UTILIZATION = 100
 # Up to this many nodes, per-node Python is cheaper than setting up arrays (cache recomputation).
 FEW_NODES = 8
 MAX_CUSTOM_PRIORITY_SCORE = 10
+_EXPLAIN_KEY = "NodeResourcesFit/explainScore"
 
 
 def is_scalar_resource(name: str) -> bool:
@@ -401,7 +402,63 @@ class NodeResourcesFit(Plugin):
         for k, name in enumerate(("cpu", "memory")):
             rows[name]["scoredRequested"] = int(snap.non_zero_requested[node, k])
             rows[name]["scoredPod"] = cycle.pod.non_zero_requests[k]
-        return {"strategy": self.strategy, "resources": rows}
+        detail: dict[str, Any] = {
+            "strategy": self.strategy,
+            "resources": rows,
+            "scored": self._explain_score(cycle, node),
+        }
+        if self.strategy == "RequestedToCapacityRatio":
+            detail["shape"] = [
+                {"utilization": int(p["utilization"]), "score": int(p["score"])} for p in self.shape
+            ]
+        return detail
+
+    def _explain_score(self, cycle: Cycle, node: int) -> list[dict[str, Any]]:
+        """Each configured resource as the strategy scores it on the node: allocatable, the
+        requested amount with the pod (zeros: bypassed), its weight and its own score (what the
+        weighted average takes; ``counted`` False when the average leaves it out)."""
+        allocatable, requested, scores = self._score_table(cycle)
+        ratio = self.strategy == "RequestedToCapacityRatio"
+        out = []
+        for k, (resource, weight) in enumerate(
+            zip(self.resources, self.weights.tolist(), strict=True)
+        ):
+            a, score = allocatable[node][k], scores[node][k]
+            out.append(
+                {
+                    "name": str(resource["name"]),
+                    "weight": int(weight),
+                    "allocatable": a,
+                    "requested": requested[node][k],
+                    "score": score,
+                    "counted": a != 0 and (score > 0 or not ratio),
+                }
+            )
+        return out
+
+    def _score_table(self, cycle: Cycle) -> tuple[list[list[int]], list[list[int]], Any]:
+        """(allocatable, requested, per-resource score) of every node × configured resource,
+        computed once per cycle with the strategy's own functions, one resource at a time."""
+        table: tuple[list[list[int]], list[list[int]], Any] | None = cycle.state.get(_EXPLAIN_KEY)
+        if table is None:
+            nodes = np.arange(len(cycle.snapshot), dtype=np.int64)
+            allocatable, requested = resource_matrix(
+                cycle, self.resources, nodes, use_requested=False
+            )
+            one = np.ones(1, dtype=np.int64)
+            columns = []
+            for k in range(len(self.resources)):
+                q, a = requested[:, k : k + 1], allocatable[:, k : k + 1]
+                if self.strategy == "RequestedToCapacityRatio":
+                    columns.append(requested_to_capacity_ratio(q, a, one, self.shape))
+                elif self.strategy == "MostAllocated":
+                    columns.append(most_allocated(q, a, one))
+                else:
+                    columns.append(least_allocated(q, a, one))
+            scores = np.stack(columns, axis=1) if columns else np.zeros((len(nodes), 0), np.int64)
+            table = (allocatable.tolist(), requested.tolist(), scores.tolist())
+            cycle.state[_EXPLAIN_KEY] = table
+        return table
 
 
 def _combine_reasons(n: int, checks: list[tuple[str, BoolArray, BoolArray]]) -> FilterResult:

@@ -90,6 +90,7 @@ def engine_keys() -> set[str]:
         "skippedPlugins",
         "rankingMayDiffer",
         "rankingMayDifferBecause",
+        "preScoreSkipped",
         "message",
         "error",
     }

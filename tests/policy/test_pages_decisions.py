@@ -374,3 +374,84 @@ def test_the_page_says_when_the_clusters_scheduler_may_rank_differently(
     lonely = evaluated(demo_snapshot, name="huge", cpu="1000")  # no node: nothing to rank
     html = client.get(f"/decisions/{lonely.pk}/").content.decode()
     assert "may rank these nodes differently" not in html
+
+
+def test_groups_open_the_largest_and_merge_result_codes_of_one_reason(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    """Insufficient cpu is one group even when some nodes are UnschedulableAndUnresolvable
+    (the pod asks for more than they have at all) and others Unschedulable."""
+    decision = evaluated(demo_snapshot, cpu="14")
+    client.force_login(viewer)
+    response = client.get(f"/decisions/{decision.pk}/")
+    html = response.content.decode()
+    view = response.context["view"]
+    reasons = [(g.plugin, g.reason) for g in view.groups]
+    assert len(reasons) == len(set(reasons))
+    cpu = next(g for g in view.groups if g.reason == "Insufficient cpu")
+    codes = {
+        f["code"]
+        for e in decision.explanation["nodes"]
+        for f in e["filters"]
+        if f["reason"] == "Insufficient cpu" or "Insufficient cpu" in f.get("reasons", [])
+    }
+    assert {code for code, _ in cpu.code_counts} == codes
+    assert sum(count for _, count in cpu.code_counts) == cpu.count
+    largest = view.groups[0]
+    assert largest.count == max(g.count for g in view.groups)
+    opened = re.findall(r'<details class="group" open id="group-(\d+)">', html)
+    assert opened == [str(g.number) for g in view.groups if g.number == 1 or g.count <= 3]
+
+
+def test_node_selector_groups_name_the_label_and_the_values_nodes_have(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    manifest = pod(name="on-gpu")
+    manifest["spec"]["nodeSelector"] = {"pool": "gpu"}
+    decision = evaluate_pod(demo_snapshot.cluster, manifest, source=DecisionSource.UI)
+    client.force_login(viewer)
+    response = client.get(f"/decisions/{decision.pk}/")
+    group = next(g for g in response.context["view"].groups if g.plugin == "NodeAffinity")
+    pools: dict[str, int] = {}
+    for entry in decision.explanation["nodes"]:
+        if any(f["plugin"] == "NodeAffinity" and f["code"] != "Success" for f in entry["filters"]):
+            value = entry["details"]["NodeAffinity"]["nodeSelectorMismatches"]["pool"]
+            pools[value] = pools.get(value, 0) + 1
+    counts = ", ".join(
+        f"pool={value} ({count})" for value, count in sorted(pools.items(), key=lambda i: -i[1])
+    )
+    assert group.hints == [f"needs pool=gpu; these nodes have {counts}"]
+    assert escape(group.hints[0]) in response.content.decode()
+
+
+def test_skipped_score_plugins_are_stated_with_weights_and_why(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    decision = evaluated(demo_snapshot, cpu="1")
+    client.force_login(viewer)
+    html = client.get(f"/decisions/{decision.pk}/").content.decode()
+    section = html.split('id="skipped-scores"')[1].split("</section>")[0]
+    for plugin in ("NodeAffinity", "PodTopologySpread", "InterPodAffinity"):
+        assert f"<strong>{plugin}</strong> (weight 2):" in section
+    assert "PreScore returned Skip" in section and 'class="muted"' not in section
+    unmodelled = html.split('id="unmodelled"')[1].split("</section>")[0]
+    assert "<strong>DynamicResources</strong> (score weight 2)" in unmodelled
+
+
+def test_node_page_lays_out_node_resources_fit_like_loadaware(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    decision = evaluated(demo_snapshot, cpu="1500m")
+    client.force_login(viewer)
+    entry = decision.explanation["nodes"][0]
+    response = client.get(f"/decisions/{decision.pk}/nodes/{entry['name']}/")
+    html = response.content.decode()
+    fit = response.context["fit"]
+    raw = next(s["raw"] for s in entry["scores"] if s["plugin"] == "NodeResourcesFit")
+    assert fit.raw == raw and fit.average.endswith(f"= {raw}")
+    cpu = fit.resources[0]
+    assert cpu.resource == "cpu" and cpu.pod == "1.5" and cpu.unit == "cores"
+    assert 'id="fit-heading"' in html and "The score's arithmetic on this node" in html
+    assert " Gi" in fit.lines[1].formula and "× 100 /" in fit.lines[0].formula
+    # The raw YAML of the plugin's explanation is gone: the card replaces it.
+    assert "<h2>NodeResourcesFit</h2>" not in html and "scoredRequested" not in html

@@ -12,11 +12,12 @@ from policy.web.presenters import charts, explain
 from policy.web.presenters.dashboard import Band, NodeQuery, histogram, select, sort_nodes
 from policy.web.presenters.decision import decision_view
 from policy.web.presenters.loadaware import cluster_load, default_plugin
+from scoring.config import load_configuration
 from scoring.engine import Engine
 from scoring.objects import parse_pod
 from scoring.snapshot import Snapshot
 from scoring.synthetic import generate_cluster
-from tests.scoring.builders import make_container, make_node, make_pod
+from tests.scoring.builders import make_container, make_node, make_pod, single_profile_config
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -148,6 +149,188 @@ def test_decision_layout_groups_every_failure() -> None:
     assert view.skipped[0]["plugin"] == "VolumeBinding"
     empty = decision_view({"nodes": []})
     assert empty.winner is None and empty.groups == [] and empty.ranked == []
+
+
+def _failing(name: str, plugin: str, code: str, reason: str) -> dict[str, Any]:
+    return _entry(name, False, filters=[{"plugin": plugin, "code": code, "reason": reason}])
+
+
+def test_groups_are_by_reason_with_the_codes_inside_and_the_largest_open() -> None:
+    """One reason is one group whatever its result code (kube-scheduler marks a node
+    UnschedulableAndUnresolvable when the pod asks for more than the node has at all); the
+    largest group and the small ones are open."""
+    fit, taint, cordon = "NodeResourcesFit", "TaintToleration", "NodeUnschedulable"
+    nodes = [
+        *(_failing(f"a{i}", fit, "Unschedulable", "Insufficient cpu") for i in range(4)),
+        *(
+            _failing(f"b{i}", fit, "UnschedulableAndUnresolvable", "Insufficient cpu")
+            for i in range(2)
+        ),
+        *(_failing(f"c{i}", taint, "UnschedulableAndUnresolvable", "taint") for i in range(5)),
+        *(_failing(f"d{i}", cordon, "UnschedulableAndUnresolvable", "cordon") for i in range(2)),
+    ]
+    view = decision_view({"nodes": nodes, "feasibleNodes": 0, "totalNodes": len(nodes)})
+    summary = [(g.plugin, g.reason, g.count, g.code_counts, g.open) for g in view.groups]
+    assert summary == [
+        (fit, "Insufficient cpu", 6,
+         [("Unschedulable", 4), ("UnschedulableAndUnresolvable", 2)], True),
+        (taint, "taint", 5, [("UnschedulableAndUnresolvable", 5)], False),
+        (cordon, "cordon", 2, [("UnschedulableAndUnresolvable", 2)], True),
+    ]  # fmt: skip
+
+
+def test_node_affinity_groups_say_which_label_the_nodes_lack() -> None:
+    nodes = [
+        *(make_node(f"hdd-{i}", CPU, labels={"disktype": "hdd", "zone": "a"}) for i in range(3)),
+        make_node("nvme", CPU, labels={"disktype": "nvme", "zone": "b"}),
+        *(make_node(f"bare-{i}", CPU) for i in range(2)),
+        make_node("ssd", CPU, labels={"disktype": "ssd", "zone": "c"}),
+    ]
+    required = {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "c"]}]}
+        ]
+    }
+    manifest = make_pod("p", containers=[make_container("app", {"cpu": 100})], spec={
+        "nodeSelector": {"disktype": "ssd"},
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}},
+    })  # fmt: skip
+    decision = Engine().evaluate(parse_pod(manifest), Snapshot.from_objects(nodes), NOW)
+    view = decision_view(decision.to_dict(), manifest)
+    (group,) = view.groups
+    assert group.plugin == "NodeAffinity" and group.count == 6
+    assert group.hints == [
+        "needs disktype=ssd; these nodes have disktype=hdd (3), no disktype label (2), "
+        "disktype=nvme (1)",
+        "node affinity needs zone in (a,c); these nodes have no zone label (2), zone=b (1)",
+    ]
+    # Without the manifest the key is still named.
+    assert (
+        decision_view(decision.to_dict())
+        .groups[0]
+        .hints[0]
+        .startswith("needs its nodeSelector's disktype; these nodes have disktype=hdd (3)")
+    )
+
+
+def test_score_plugins_prescore_skipped_are_named_with_weight_and_why() -> None:
+    nodes = [make_node(f"n{i}", CPU) for i in range(2)]
+    manifest = make_pod("p", containers=[make_container("app", {"cpu": 100})])
+    decision = Engine().evaluate(parse_pod(manifest), Snapshot.from_objects(nodes), NOW)
+    explanation = decision.to_dict()
+    assert explanation["preScoreSkipped"] == [
+        {"plugin": "NodeAffinity", "weight": 2},
+        {"plugin": "PodTopologySpread", "weight": 2},
+        {"plugin": "InterPodAffinity", "weight": 2},
+    ]
+    view = decision_view(explanation)
+    assert [(s.plugin, s.weight) for s in view.pre_score_skipped] == [
+        ("NodeAffinity", 2),
+        ("PodTopologySpread", 2),
+        ("InterPodAffinity", 2),
+    ]
+    assert "no preferred node affinity terms" in view.pre_score_skipped[0].reason
+    scored = {name for name, _ in view.score_plugins}
+    assert not scored & {s.plugin for s in view.pre_score_skipped}
+    # Not modelled score plugins, with their weights; the others apart.
+    assert ("DynamicResources", 2) in [(s.plugin, s.weight) for s in view.unmodelled_scores]
+    best_effort = make_pod("be", containers=[make_container("app")])
+    skipped = Engine().evaluate(parse_pod(best_effort), Snapshot.from_objects(nodes), NOW)
+    names = [s["plugin"] for s in skipped.to_dict()["preScoreSkipped"]]
+    assert "NodeResourcesBalancedAllocation" in names
+
+
+CPU = {"cpu": 16000, "memory": 64 * 2**30, "pods": 110}
+
+
+def _fit(strategy: dict[str, Any] | None, requests: dict[str, Any]) -> explain.FitView:
+    """NodeResourcesFit's card for a pod on a node already running a 4-core, 16 Gi pod."""
+    nodes = [make_node("n1", CPU)]
+    placed = make_pod("old", node_name="n1", containers=[
+        make_container("app", {"cpu": 4000, "memory": 16 * 2**30})])  # fmt: skip
+    config = None
+    if strategy is not None:
+        plugins = {"multiPoint": {"enabled": [{"name": "NodeResourcesFit"}]}}
+        args = {"name": "NodeResourcesFit", "args": {"scoringStrategy": strategy}}
+        config = load_configuration(single_profile_config(plugins, [args]))
+    pod = parse_pod(make_pod("p", containers=[make_container("app", requests)]))
+    decision = Engine(config).evaluate(pod, Snapshot.from_objects([*nodes, placed]), NOW)
+    entry = decision.to_dict()["nodes"][0]
+    raw = next((s["raw"] for s in entry["scores"] if s["plugin"] == "NodeResourcesFit"), None)
+    view = explain.fit_view(entry["details"]["NodeResourcesFit"], raw)
+    assert view is not None
+    return view
+
+
+def test_node_resources_fit_card_in_cores_and_gi_with_the_formula() -> None:
+    view = _fit(None, {"cpu": 2000, "memory": 8 * 2**30})
+    cpu, memory, pods = view.resources
+    assert (cpu.resource, cpu.pod, cpu.on_node, cpu.requested, cpu.allocatable, cpu.unit) == (
+        "cpu", "2", "4", "6", "16", "cores",
+    )  # fmt: skip
+    assert (memory.requested, memory.allocatable, memory.free, memory.percent) == (
+        "24 Gi", "64 Gi", "48 Gi", "37.5%",
+    )  # fmt: skip
+    assert (pods.requested, pods.allocatable) == ("2", "110") and all(
+        r.fits for r in view.resources
+    )
+    assert view.strategy == "LeastAllocated" and "(allocatable − requested)" in view.formula
+    # (16 − 6) × 100 / 16 = 62; (64 − 24) × 100 / 64 = 62; the average 62 is the raw score.
+    assert [(line.resource, line.formula, line.weight) for line in view.lines] == [
+        ("cpu", "(16 − 6) × 100 / 16 = 62", 1),
+        ("memory", "(64 Gi − 24 Gi) × 100 / 64 Gi = 62", 1),
+    ]
+    assert view.average == "(62 × 1 + 62 × 1) / 2 = 62" and view.raw == 62
+
+
+def test_node_resources_fit_card_most_allocated_and_shape() -> None:
+    resources = [{"name": "cpu", "weight": 3}, {"name": "memory", "weight": 1}]
+    most = _fit({"type": "MostAllocated", "resources": resources}, {"cpu": 2000, "memory": 2**30})
+    assert [line.formula for line in most.lines] == [
+        "6 × 100 / 16 = 37",
+        "17 Gi × 100 / 64 Gi = 26",
+    ]
+    assert most.average == "(37 × 3 + 26 × 1) / 4 = 34" and most.raw == 34
+    shape = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+    ratio = _fit(
+        {"type": "RequestedToCapacityRatio", "resources": resources,
+         "requestedToCapacityRatio": {"shape": shape}},
+        {"cpu": 2000, "memory": 2**30},
+    )  # fmt: skip
+    assert ratio.shape == ["0% → 0", "100% → 100"]
+    assert (
+        ratio.lines[0].formula
+        == "6 × 100 / 16 = 37%; f(37) = 0 + (100 − 0) × (37 − 0) / (100 − 0) = 37"
+    )
+    assert ratio.average == "round((37 × 3 + 26 × 1) / 4) = 34" and ratio.raw == 34
+    assert explain.fit_view(None) is None
+
+
+def test_node_resources_fit_card_of_a_node_too_small() -> None:
+    view = _fit(None, {"cpu": 13000})
+    cpu = view.resources[0]
+    assert not cpu.fits and (cpu.requested, cpu.free) == ("17", "12")
+    assert view.lines[0].formula == "17 requested > 16 allocatable: 0" and view.raw is None
+
+
+def test_decisions_stored_before_the_arithmetic_was_recorded_still_show() -> None:
+    """Explanations stored by earlier releases lack NodeResourcesFit's ``scored``, node
+    affinity terms' ``nodeLabels`` and ``preScoreSkipped``: the pages show what there is."""
+    old = {"strategy": "LeastAllocated", "resources": {
+        "cpu": {"allocatable": 4000, "requested": 1000, "pod": 500},
+        "ephemeral-storage": {"allocatable": 10, "requested": 0, "pod": 0}}}  # fmt: skip
+    view = explain.fit_view(old)
+    assert view is not None and view.lines == [] and view.average == ""
+    assert [(r.resource, r.requested, r.allocatable) for r in view.resources] == [
+        ("cpu", "1.5", "4")
+    ]
+    affinity = {"requiredTerms": [{"index": 0, "matched": False, "requirements": ["az"]}]}
+    node = _failing("n1", "NodeAffinity", "UnschedulableAndUnresolvable",
+                    "node(s) didn't match Pod's node affinity/selector")  # fmt: skip
+    node["details"] = {"NodeAffinity": affinity}
+    decision = decision_view({"nodes": [node]})
+    assert decision.groups[0].hints == ["node affinity needs az"]
+    assert decision.pre_score_skipped == []
 
 
 def test_image_locality_card_reads_the_engine_explanation() -> None:

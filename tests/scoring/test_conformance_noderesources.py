@@ -53,6 +53,43 @@ def test_vector(path: Path, tmp_path: Path) -> None:
         assert entry["raw"] == score, (node, entry)
 
 
+FIT_VECTORS = [
+    p
+    for p in VECTORS
+    if _load(p)["plugin"] == "NodeResourcesFit" and "scores" in _load(p)["expect"]
+]
+
+
+def _explained_score(detail: dict[str, Any]) -> int:
+    """The raw score rebuilt from the explanation alone: the counted resources' scores,
+    averaged by weight (truncated; rounded half up under RequestedToCapacityRatio)."""
+    counted = [r for r in detail["scored"] if r["counted"]]
+    weights = sum(r["weight"] for r in counted)
+    if not weights:
+        return 0
+    total = sum(r["score"] * r["weight"] for r in counted)
+    if detail["strategy"] == "RequestedToCapacityRatio":
+        return int(total / weights + 0.5)
+    return total // weights
+
+
+@pytest.mark.parametrize("path", FIT_VECTORS, ids=lambda p: p.stem)
+def test_the_explanation_adds_up_to_the_score(path: Path, tmp_path: Path) -> None:
+    """Each upstream vector's NodeResourcesFit score, rebuilt from the per-resource scores,
+    weights and allocatable/requested amounts the explanation records."""
+    vector = _load(path)
+    config = score_only_config(vector["plugin"], vector.get("args"))
+    decision = evaluate(tmp_path, vector_cluster(vector), vector_pod(vector["pod"]), config=config)
+    for node, score in vector["expect"]["scores"].items():
+        entry = next(n for n in decision["nodes"] if n["name"] == node.lower())
+        detail = entry["details"]["NodeResourcesFit"]
+        assert _explained_score(detail) == score, (node, detail)
+        for r in detail["scored"]:
+            assert set(r) == {"name", "weight", "allocatable", "requested", "score", "counted"}
+        if detail["strategy"] == "RequestedToCapacityRatio":
+            assert detail["shape"] and {"utilization", "score"} == set(detail["shape"][0])
+
+
 @pytest.mark.parametrize("path", FUNCTIONS, ids=lambda p: p.stem)
 def test_function_vector(path: Path) -> None:
     """``helper.BuildBrokenLinearFunction`` cases: the engine's function gives every value."""

@@ -493,7 +493,9 @@ def test_explain_names_matched_terms_and_weights() -> None:
     detail = plugin.explain(cycle, 0)
     assert detail is not None
     assert detail["nodeSelectorMismatches"] == {}
-    assert detail["requiredTerms"] == [{"index": 0, "matched": False, "requirements": ["az"]}]
+    assert detail["requiredTerms"] == [
+        {"index": 0, "matched": False, "requirements": ["az"], "nodeLabels": {"az": None}}
+    ]
     assert [(t["weight"], t["matched"]) for t in detail["preferredTerms"]] == [
         (2, True),
         (4, False),

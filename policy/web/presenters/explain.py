@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,8 +13,11 @@ from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
 IMAGE_LOCALITY = "ImageLocality"
 TOPOLOGY_SPREAD = "PodTopologySpread"
 INTER_POD_AFFINITY = "InterPodAffinity"
+NODE_RESOURCES_FIT = "NodeResourcesFit"
 # Plugins whose explanation has its own card on the decision node page.
-OWN_CARDS = frozenset({LOADAWARE, IMAGE_LOCALITY, TOPOLOGY_SPREAD, INTER_POD_AFFINITY})
+OWN_CARDS = frozenset(
+    {LOADAWARE, IMAGE_LOCALITY, TOPOLOGY_SPREAD, INTER_POD_AFFINITY, NODE_RESOURCES_FIT}
+)
 
 
 @dataclass(frozen=True)
@@ -251,3 +255,189 @@ def affinity_view(detail: Mapping[str, Any] | None) -> list[DomainLine] | None:
             )
         )
     return lines
+
+
+# The number of a score the shape's points are given in (0–10) times this is the node score.
+_SHAPE_SCALE = 10
+
+
+@dataclass(frozen=True)
+class FitResource:
+    """One resource as NodeResourcesFit's filter checks it: the pod's request plus what the
+    node's pods already request, against allocatable."""
+
+    resource: str
+    unit: str
+    pod: str
+    on_node: str
+    requested: str  # pod + on node
+    allocatable: str
+    free: str  # allocatable − on node: what the pod may take
+    percent: str  # requested / allocatable
+    checked: bool  # the filter checks only what the pod requests (and always the pod count)
+    fits: bool
+
+
+@dataclass(frozen=True)
+class FitScoreLine:
+    """One configured resource of the scoring strategy, its arithmetic with the numbers in."""
+
+    resource: str
+    weight: int
+    requested: str
+    allocatable: str
+    formula: str  # e.g. "(16 − 5.1) × 100 / 16 = 68"
+    score: int
+    counted: bool
+    note: str  # why the resource is left out, or the non-zero default it was scored with
+
+
+@dataclass(frozen=True)
+class FitView:
+    strategy: str
+    formula: str  # the strategy's per-resource formula in words
+    resources: list[FitResource]
+    lines: list[FitScoreLine]
+    average: str  # the weighted average with the numbers in, "" without a counted resource
+    shape: list[str]  # RequestedToCapacityRatio's points, "utilization → score"
+    raw: int | None  # the plugin's raw score on this node (None: the node was not scored)
+
+
+STRATEGY_FORMULAS = {
+    "LeastAllocated": "(allocatable − requested) × 100 / allocatable: free room scores high",
+    "MostAllocated": "requested × 100 / allocatable (requested capped at allocatable): "
+    "fuller nodes score high",
+    "RequestedToCapacityRatio": "the shape's piecewise-linear function of utilization "
+    "(requested × 100 / allocatable), the shape's scores × 10",
+}
+
+
+def _in_units(resource: str, value: int | None) -> str:
+    """``fmt.amount`` with the unit people expect: "5.1 cores", "8 Gi", "110"."""
+    text = fmt.amount(resource, value)
+    unit = fmt.unit(resource)
+    return f"{text} {unit}" if unit and value is not None else text
+
+
+def _fit_resources(rows: Mapping[str, Any]) -> list[FitResource]:
+    out = []
+    for name, r in rows.items():
+        allocatable, on_node, pod = (
+            int(r.get("allocatable") or 0),
+            int(r.get("requested") or 0),
+            int(r.get("pod") or 0),
+        )
+        if name != "pods" and not pod and name not in ("cpu", "memory"):
+            continue  # ephemeral storage the pod does not ask for: not checked
+        checked = name == "pods" or pod > 0
+        out.append(
+            FitResource(
+                resource=name,
+                unit=fmt.unit(name),
+                pod=fmt.amount(name, pod),
+                on_node=fmt.amount(name, on_node),
+                requested=fmt.amount(name, on_node + pod),
+                allocatable=fmt.amount(name, allocatable),
+                free=fmt.amount(name, allocatable - on_node),
+                percent=fmt.percent(fmt.ratio(on_node + pod, allocatable)),
+                checked=checked,
+                fits=not checked or on_node + pod <= allocatable,
+            )
+        )
+    return out
+
+
+def _shape_value(points: list[tuple[int, int]], utilization: int, score: int) -> str:
+    """How the shape gives ``score`` at ``utilization``: the segment and its interpolation."""
+    for i, (point, value) in enumerate(points):
+        if utilization <= point:
+            if i == 0:
+                return f"f({utilization}) = {value}"
+            (p0, s0) = points[i - 1]
+            return (
+                f"f({utilization}) = {s0} + ({value} − {s0}) × ({utilization} − {p0}) / "
+                f"({point} − {p0}) = {score}"
+            )
+    return f"f({utilization}) = {points[-1][1]} (past the last point)"
+
+
+def _score_line(
+    strategy: str, r: Mapping[str, Any], rows: Mapping[str, Any], points: list[tuple[int, int]]
+) -> FitScoreLine:
+    name = str(r.get("name"))
+    a, q = int(r.get("allocatable") or 0), int(r.get("requested") or 0)
+    score, counted = int(r.get("score") or 0), bool(r.get("counted"))
+    alloc, req = fmt.amount(name, a), fmt.amount(name, q)
+    note = ""
+    if not a:
+        note = "left out: the node has none, or the pod does not request it"
+        formula = "—"
+    elif strategy == "MostAllocated":
+        capped = "min(" + req + ", " + alloc + ")" if q > a else req
+        formula = f"{capped} × 100 / {alloc} = {score}"
+    elif strategy == "RequestedToCapacityRatio":
+        utilization = 100 if q > a else q * 100 // a
+        formula = f"{req} × 100 / {alloc} = {utilization}%; " + _shape_value(
+            points, utilization, score
+        )
+        if not counted:
+            note = "left out: a score of 0 does not count in the average"
+    elif q > a:
+        formula = f"{req} requested > {alloc} allocatable: 0"
+    else:
+        formula = f"({alloc} − {req}) × 100 / {alloc} = {score}"
+    row = rows.get(name) or {}
+    if "scoredPod" in row and (
+        row.get("scoredPod") != row.get("pod") or row.get("scoredRequested") != row.get("requested")
+    ):
+        note = (
+            f"scored with non-zero requests: containers without a {name} request count as "
+            f"{'100m' if name == 'cpu' else '200 Mi'}"
+        )
+    return FitScoreLine(
+        resource=name,
+        weight=int(r.get("weight") or 0),
+        requested=_in_units(name, q),
+        allocatable=_in_units(name, a),
+        formula=formula,
+        score=score,
+        counted=counted,
+        note=note,
+    )
+
+
+def _average(strategy: str, lines: list[FitScoreLine]) -> str:
+    """The weighted average of the counted resources' scores: truncated, as Go's integer
+    division, but rounded half away from zero under RequestedToCapacityRatio (math.Round)."""
+    counted = [line for line in lines if line.counted]
+    weights = sum(line.weight for line in counted)
+    if not counted or not weights:
+        return ""
+    total = sum(line.score * line.weight for line in counted)
+    terms = " + ".join(f"{line.score} × {line.weight}" for line in counted)
+    if strategy == "RequestedToCapacityRatio":
+        return f"round(({terms}) / {weights}) = {math.floor(total / weights + 0.5)}"
+    return f"({terms}) / {weights} = {total // weights}"
+
+
+def fit_view(detail: Mapping[str, Any] | None, raw: int | None = None) -> FitView | None:
+    """NodeResourcesFit on one node: what the filter compares per resource, in cores and Gi,
+    and the scoring strategy's arithmetic with the node's numbers (None without)."""
+    if not detail:
+        return None
+    strategy = str(detail.get("strategy") or "LeastAllocated")
+    rows: Mapping[str, Any] = detail.get("resources") or {}
+    points = [
+        (int(p.get("utilization") or 0), int(p.get("score") or 0) * _SHAPE_SCALE)
+        for p in detail.get("shape") or []
+    ]
+    lines = [_score_line(strategy, r, rows, points) for r in detail.get("scored") or []]
+    return FitView(
+        strategy=strategy,
+        formula=STRATEGY_FORMULAS.get(strategy, strategy),
+        resources=_fit_resources(rows),
+        lines=lines,
+        average=_average(strategy, lines),
+        shape=[f"{u}% → {s}" for u, s in points],
+        raw=raw,
+    )

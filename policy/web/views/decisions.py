@@ -30,9 +30,11 @@ from policy.web.presenters.decision_compare import compare as compare_decisions
 from policy.web.presenters.explain import (
     IMAGE_LOCALITY,
     INTER_POD_AFFINITY,
+    NODE_RESOURCES_FIT,
     TOPOLOGY_SPREAD,
     affinity_view,
     estimate_text,
+    fit_view,
     imagelocality_view,
     loadaware_lines,
     metric_line,
@@ -276,7 +278,7 @@ def decision_detail(request: HttpRequest, pk: int) -> HttpResponse:
     decision = get_object_or_404(
         PlacementDecision.objects.select_related("cluster", "requested_by"), pk=pk
     )
-    view = decision_view(decision.explanation)
+    view = decision_view(decision.explanation, decision.pod)
     show_all = request.GET.get("ranked") == "all"
     ranked_page = None
     if show_all:
@@ -329,6 +331,10 @@ def decision_node(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     # Ranked nodes come first, best first (the contract's order), as decision_view counts them.
     feasible = [bool(flag) for flag in stored.feasible()]
     rank = sum(feasible[:position]) + 1 if feasible[position] else None
+    fit_raw = next(
+        (s.get("raw") for s in entry.get("scores") or [] if s.get("plugin") == NODE_RESOURCES_FIT),
+        None,
+    )
     return render(
         request,
         "policy/decision_node.html",
@@ -342,6 +348,7 @@ def decision_node(request: HttpRequest, pk: int, name: str) -> HttpResponse:
             "metric": metric_line((la or {}).get("nodeMetric")),
             "estimate": estimate_text((la or {}).get("incomingPod", {}).get("estimate")),
             "il": imagelocality_view(details.get(IMAGE_LOCALITY)),
+            "fit": fit_view(details.get(NODE_RESOURCES_FIT), fit_raw),
             "spread": spread_view(details.get(TOPOLOGY_SPREAD)),
             "affinity": affinity_view(details.get(INTER_POD_AFFINITY)),
             "others": [
