@@ -16,6 +16,7 @@ from policy.clusters.services import load_demo_cluster
 from policy.policies.demo import seed_demo_policies
 from policy.web.models import SnapshotTrend
 from policy.web.pages import clear_caches as clear_page_caches
+from policy.web.pages import prepare_newest
 from tests.personas import create_user as make_user
 from tests.ui.conftest import SCREENSHOTS
 from tests.ui.session import log_in
@@ -37,6 +38,8 @@ def history(transactional_db: None) -> Iterator[Any]:
         stored = load_demo_cluster(nodes=60, seed=7 + k, now=start + timedelta(minutes=10 * k))
         if k == 0:
             seed_demo_policies(stored.cluster)
+        # Prepared here, as a worker would: with a broker configured the task is only queued.
+        prepare_newest(stored.cluster.pk)
     assert stored is not None
     yield stored.cluster
     clear_engine_caches()
