@@ -3,7 +3,8 @@
 A run places a workload on a copy of the cluster's newest snapshot under two scheduler
 configurations (:func:`scoring.simulation.compare.what_if`) and keeps a report small enough
 to store and draw: per side the counts, utilization and its distribution, the most common
-reasons pods found no node; the pods the two sides placed differently (the first
+reasons pods found no node, the pods left pending because a side has no profile for their
+schedulerName (kube-scheduler ignores them); the pods the two sides placed differently (the first
 :data:`MAX_LISTED`). Like evaluations, it runs with "now" set to the snapshot's time.
 """
 
@@ -195,19 +196,11 @@ def _pods(manifests: Sequence[Mapping[str, Any]]) -> list[Pod]:
     return pods
 
 
-def _engines(
-    sides: Sequence[ResolvedConfiguration], pods: Sequence[Pod], target: Target | None
-) -> list[Engine]:
-    """Engines for both sides, for the cluster's scheduler ``target``; a pod whose
-    schedulerName no profile has is an input error."""
-    engines = [engine_for(side.document, target) for side in sides]
-    for name, engine in zip(("baseline", "candidate"), engines, strict=True):
-        for pod in pods:
-            try:
-                engine.framework_for(pod)
-            except InputError as exc:
-                raise WhatIfInvalid({name: [f"{pod.key}: {exc}"]}) from None
-    return engines
+def _engines(sides: Sequence[ResolvedConfiguration], target: Target | None) -> list[Engine]:
+    """Engines for both sides, for the cluster's scheduler ``target``. A pod whose
+    schedulerName a side has no profile for is not an error: kube-scheduler ignores such a pod
+    and it stays pending, so the run counts it as pending on that side (:func:`_side`)."""
+    return [engine_for(side.document, target) for side in sides]
 
 
 def start(
@@ -239,7 +232,7 @@ def start(
         errors.update(exc.errors)
     if errors:
         raise WhatIfInvalid(errors)
-    _engines(sides, pods, cluster.scheduler_target())
+    _engines(sides, cluster.scheduler_target())
     run = WhatIfRun.objects.create(
         cluster=cluster,
         snapshot=stored,
@@ -392,7 +385,7 @@ def _compare(run: WhatIfRun, progress: _Progress) -> dict[str, Any]:
             run.candidate_source, run.candidate_label, run.candidate, run.candidate_thresholds
         ),
     ]
-    engines = _engines(sides, pods, run.cluster.scheduler_target())
+    engines = _engines(sides, run.cluster.scheduler_target())
     now = run.snapshot_taken_at
     pushed = _as_pushed(run, stored) if any(side.thresholds for side in sides) else None
     starts = [pushed[0] if pushed and side.thresholds else snapshot for side in sides]
@@ -405,6 +398,7 @@ def _compare(run: WhatIfRun, progress: _Progress) -> dict[str, Any]:
         [(side.label, engine) for side, engine in zip(sides, engines, strict=True)],
         progress=progress,
         starts=starts,
+        unrouted_pending=True,
     )
     progress(2 * len(pods), force=True)
     result = report(starts[0], engines[0], pods, runs)
@@ -436,21 +430,30 @@ def report(
     """What a comparison stores: both sides, the starting cluster, the pods that moved."""
     resources = reported_resources(before, pods)
     moved = differences(runs[0], runs[1])
+    ignored = [{p.pod.key for p in run.placements if not p.routed} for run in runs]
+    listed = [
+        {**d.to_dict(), "pending": [d.pod in keys for keys in ignored]} for d in moved[:MAX_LISTED]
+    ]
     return {
         "pods": len(pods),
         "resources": resources,
         "before": cluster_state(engine, before, runs[0].now, resources),
         "runs": [_side(run, resources) for run in runs],
         "differenceCount": len(moved),
-        "differences": [d.to_dict() for d in moved[:MAX_LISTED]],
+        "differences": listed,
     }
 
 
 def _side(run: SimulationRun, resources: Sequence[str]) -> dict[str, Any]:
-    failed = [p for p in run.placements if p.node is None]
+    """One side: its summary, why pods found no node, and the pods left pending because the
+    configuration has no profile for their schedulerName (kube-scheduler ignores them)."""
+    failed = [p for p in run.placements if p.node is None and p.routed]
     reasons = Counter(p.reason or "" for p in failed)
+    ignored = Counter(p.reason or "" for p in run.placements if not p.routed)
     return {
         **run_summary(run, resources),
+        "pending": run.pending,
+        "pendingReasons": [{"reason": r, "pods": n} for r, n in ignored.most_common()],
         "reasons": [{"reason": r, "pods": n} for r, n in reasons.most_common(TOP_REASONS)],
         "unschedulablePods": [{"pod": p.pod.key, "reason": p.reason} for p in failed[:MAX_LISTED]],
     }

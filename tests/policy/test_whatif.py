@@ -86,7 +86,8 @@ def test_invalid_inputs_name_the_field_and_the_rule(cluster: Cluster) -> None:
     wrong_scheduler = SAMPLE_WORKLOAD.replace(
         "      containers:", "      schedulerName: x\n      containers:"
     )
-    assert errors_of(cluster, workload=wrong_scheduler)["baseline"][0].startswith("default/web-")
+    # A pod whose schedulerName no profile has is no input error: it stays pending (below).
+    assert start(cluster, workload=wrong_scheduler).pk is not None
 
 
 def test_the_pod_limit_is_enforced(cluster: Cluster, settings: Any) -> None:
@@ -129,7 +130,7 @@ def test_a_run_matches_the_engine_on_the_same_inputs(
     assert [r["placed"] for r in result["runs"]] == [e.placed for e in expected]
     moved = differences(*expected)
     assert result["differenceCount"] == len(moved) > 0  # spreading vs packing differ
-    assert result["differences"][0] == moved[0].to_dict()
+    assert result["differences"][0] == {**moved[0].to_dict(), "pending": [False, False]}
     for side in [result["before"], *result["runs"]]:
         assert sum(side["distribution"]["cpu"]) == stored.node_count
     for side, run_ in zip(result["runs"], expected, strict=True):
@@ -159,8 +160,34 @@ def test_pending_pods_of_the_snapshot_are_a_workload(
     assert run.pod_count == ClusterSnapshot.snapshots.get(pk=run.snapshot_id).pending_pod_count
     assert run.workload == ""
     assert run.result["differenceCount"] == 0  # the same configuration places alike
-    errors = errors_of(cluster, workload_source="pending")
-    assert "spec.schedulerName: no profile named 'batch-scheduler'" in errors["candidate"][0]
+    assert [side["pending"] for side in run.result["runs"]] == [0, 0]
+
+
+def test_pods_without_a_profile_stay_pending_as_kube_scheduler_leaves_them(
+    cluster: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The demo's pending pods ask for profiles the defaults lack: kube-scheduler would ignore
+    those pods (they stay Pending), so the run counts them pending on that side, with why."""
+    with django_capture_on_commit_callbacks(execute=True):
+        run = start(cluster, workload_source="pending", workload="", candidate=DEFAULTS)
+    run.refresh_from_db()
+    assert run.status == WhatIfStatus.SUCCEEDED, run.error
+    snapshot = snapshot_for(ClusterSnapshot.snapshots.get(pk=run.snapshot_id))
+    others = {p.scheduler_name for p in snapshot.pending} - {"default-scheduler"}
+    expected = sum(1 for p in snapshot.pending if p.scheduler_name in others)
+    assert others and expected
+    stored_side, defaults_side = run.result["runs"]
+    assert stored_side["pending"] == 0 and stored_side["pendingReasons"] == []
+    assert defaults_side["pending"] == expected
+    assert defaults_side["placed"] + defaults_side["unschedulable"] + expected == run.pod_count
+    assert {r["reason"] for r in defaults_side["pendingReasons"]} == {
+        f"no profile for schedulerName {name}" for name in others
+    }
+    assert sum(r["pods"] for r in defaults_side["pendingReasons"]) == expected
+    # Not counted among the pods a profile found no node for.
+    assert all("no profile" not in r["reason"] for r in defaults_side["reasons"])
+    moved = [d for d in run.result["differences"] if d["pending"] == [False, True]]
+    assert moved and all(d["nodes"][1] is None for d in moved)
 
 
 def test_a_run_is_claimed_once_and_a_cancelled_one_stops(cluster: Cluster) -> None:
@@ -442,3 +469,19 @@ def test_configurations_are_checked_for_the_clusters_scheduler_target(cluster: C
     cluster.scheduler_flavor, cluster.scheduler_version = "custom", "1.35"
     cluster.save()
     assert start(cluster, candidate=candidate).pk is not None
+
+
+def test_the_page_says_how_many_pods_stay_pending_and_why(
+    client: Client, viewer: User, cluster: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        run = start(cluster, workload_source="pending", workload="", candidate=DEFAULTS)
+    run.refresh_from_db()
+    pending = run.result["runs"][1]["pending"]
+    response = page(client, viewer, reverse("whatif-detail", args=[run.pk]))
+    html = response.content.decode()
+    assert f"B: {pending} pods stay pending: no profile for schedulerName" in html
+    assert "kube-scheduler ignores a pod whose schedulerName none of its profiles has" in html
+    rows = {m.name: m.values for m in response.context["metrics"]}
+    assert rows["pods pending: no profile for their schedulerName"] == ("0", str(pending))
+    assert f"{pending} pending" in html

@@ -101,3 +101,34 @@ def test_a_queued_comparison_shows_progress_then_its_results(
     page.get_by_role("heading", name="Side by side").wait_for()
     assert "succeeded" in status.inner_text()
     assert "0 of 40 pods" in page.locator("#moved").inner_text()
+
+
+NO_OVERFLOW = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+
+
+def test_pods_without_a_profile_show_as_pending_with_the_reason(
+    page: Any, live_server: Any, cluster: Cluster, screenshot: Shot
+) -> None:
+    make_user("eve", Role.EDITOR)
+    log_in(page, live_server, "eve")
+    page.goto(f"{live_server.url}/what-if/")
+    # The snapshot's pending pods ask for profiles kube-scheduler's defaults lack.
+    page.get_by_label("The snapshot's pending pods", exact=False).check()
+    candidate = page.get_by_role("group", name="Candidate (B)")
+    candidate.get_by_label("Source", exact=True).select_option("defaults")
+    page.get_by_role("button", name="Run the comparison").click()
+
+    page.wait_for_url("**/what-if/*/")
+    run = WhatIfRun.objects.get()
+    assert run.status == WhatIfStatus.SUCCEEDED, run.error
+    pending = run.result["runs"][1]["pending"]
+    assert pending > 0
+    note = page.locator("[data-pending-note]")
+    assert note.count() == 1
+    assert note.inner_text().startswith(f"B: {pending} pods stay pending: no profile for")
+    row = page.locator("table.compare").get_by_role("row", name="pods pending", exact=False)
+    assert row.inner_text().split("\t")[1:] == ["0", str(pending)]
+    screenshot(page, "what-if-pending-no-profile")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate(NO_OVERFLOW)
+    screenshot(page, "what-if-pending-no-profile-phone")

@@ -193,6 +193,7 @@ def whatif_detail(request: HttpRequest, pk: int) -> HttpResponse:
         context.update(
             result=result,
             sides=result["runs"],
+            pending_notes=present.pending_notes(result["runs"]),
             metrics=present.metrics(result["runs"], resources),
             outcome=present.outcome_chart(result, resources),
             spread=present.spread_chart(result),
