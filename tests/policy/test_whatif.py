@@ -298,8 +298,43 @@ def test_bad_input_is_shown_on_its_field_and_kept(
     errors = response.context["form"].errors
     assert list(errors) == ["candidate_yaml"]
     assert "scoringStrategy.type: supported values" in errors["candidate_yaml"][0]
-    assert "scoringStrategy: {type: Most}" in response.content.decode()  # nothing is lost
+    html = response.content.decode()
+    assert "scoringStrategy: {type: Most}" in html  # nothing is lost
     assert not WhatIfRun.objects.exists()
+    # A summary at the top, focused on load, links to the field at fault.
+    assert response.context["errors"] == [
+        ("id_candidate_yaml", "Candidate (B): YAML", errors["candidate_yaml"][0])
+    ]
+    assert 'id="error-summary" autofocus' in html
+    assert html.index('id="error-summary"') < html.index('class="card form whatif"')
+    assert '<a href="#id_candidate_yaml">Candidate (B): YAML</a>' in html
+    assert "<title>Error: What-if" in html
+
+
+def test_every_error_is_on_its_field_and_in_the_summary(
+    client: Client, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    """Without a stored configuration, "stored" is wrong on the source field (there is no YAML
+    at fault); a broken workload on the manifests; a missing profile is no error at all."""
+    client.force_login(editor)
+    data = form_data(
+        demo_snapshot.cluster,
+        workload="kind: [",
+        candidate_source="custom",
+        candidate_yaml="kind: Nope",
+    )
+    response = client.post(reverse("whatif-list"), data)
+    errors = response.context["form"].errors
+    assert set(errors) == {"baseline_source", "workload", "candidate_yaml"}
+    summary = response.context["errors"]
+    assert [(id_, label) for id_, label, _ in summary] == [
+        ("id_workload", "Manifests (YAML or JSON, several documents or a List)"),
+        ("id_baseline_source", "Baseline (A): Source"),
+        ("id_candidate_yaml", "Candidate (B): YAML"),
+    ]
+    assert "has no stored scheduler configuration" in summary[1][2]
+    assert not WhatIfRun.objects.exists()
+    assert "error-summary" not in client.get(reverse("whatif-list")).content.decode()
 
 
 def test_an_editor_runs_a_comparison_and_reads_it(

@@ -21,13 +21,14 @@ from policy.decisions.models import WhatIfRun
 from policy.policies import rendering
 from policy.policies.services import PolicyInvalid
 from policy.web import sorting
-from policy.web.forms.whatif import SAMPLE_CONFIGURATION, SAMPLE_WORKLOAD, WhatIfForm
+from policy.web.forms.whatif import SAMPLE_CONFIGURATION, SAMPLE_WORKLOAD, SIDES, WhatIfForm
 from policy.web.pages import selected_cluster
 from policy.web.presenters import whatif as present
 
 RUNS_PER_PAGE = 20
 MOVED_PER_PAGE = 100
-FIELDS = {"baseline": "baseline_yaml", "candidate": "candidate_yaml", "snapshot": "cluster"}
+FIELDS = {"snapshot": "cluster"}
+SIDE_LEGENDS = dict(SIDES)
 
 
 def _stored_yaml(cluster: Cluster) -> str:
@@ -106,12 +107,41 @@ def _start(request: HttpRequest, form: WhatIfForm) -> WhatIfRun | None:
         )
     except whatif.WhatIfInvalid as exc:
         for field, problems in exc.errors.items():
-            target = FIELDS.get(field, field)
-            if target == "workload" and data.get("upload") is not None:
-                target = "upload"
+            target = _field_at_fault(data, field)
             for problem in problems:
                 form.add_error(target if target in form.fields else None, problem)
         return None
+
+
+def _field_at_fault(data: dict[str, Any], field: str) -> str:
+    """The form field a service error belongs to: a side's YAML when it ran from YAML, else
+    its source; the upload when the workload came from a file."""
+    if field in SIDE_LEGENDS:
+        custom = data.get(f"{field}_source") == ConfigurationSource.CUSTOM
+        return f"{field}_yaml" if custom else f"{field}_source"
+    if field == "workload" and data.get("upload") is not None:
+        return "upload"
+    return FIELDS.get(field, field)
+
+
+def error_summary(form: WhatIfForm) -> list[tuple[str, str, str]]:
+    """(field id or "", name, message) of every error, in the order of the page, for the
+    summary at the top: each links to its field."""
+    if not form.is_bound:
+        return []
+    out = []
+    for name in [*form.fields, "__all__"]:
+        for message in form.errors.get(name, []):
+            if name == "__all__":
+                out.append(("", "", str(message)))
+                continue
+            bound = form[name]
+            side, _, _ = name.partition("_")
+            label = str(bound.label)
+            if side in SIDE_LEGENDS:
+                label = f"{SIDE_LEGENDS[side]}: {label.split(' (', 1)[0]}"
+            out.append((bound.id_for_label, label, str(message)))
+    return out
 
 
 RUN_COLUMNS = (
@@ -158,6 +188,7 @@ def whatif_list(request: HttpRequest) -> HttpResponse:
         "policy/whatif/list.html",
         {
             "form": form if editor else None,
+            "errors": error_summary(form) if editor else [],
             "clusters": clusters,
             "cluster": cluster,
             "page": page,
