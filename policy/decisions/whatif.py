@@ -10,6 +10,7 @@ schedulerName (kube-scheduler ignores them); the pods the two sides placed diffe
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from collections import Counter
@@ -137,6 +138,145 @@ def _custom(wanted: ConfigurationInput, field: str, target: Target | None) -> di
     if errors:
         raise WhatIfInvalid({field: [f"{e.field}: {e.detail}" for e in errors]})
     return documents[0]
+
+
+# -- presets: a candidate derived from the cluster's current configuration --------------------
+
+PRESET_MOST_ALLOCATED = "most-allocated"
+PRESET_REQUESTED_TO_CAPACITY = "requested-to-capacity"
+PRESET_LOADAWARE = "loadaware-thresholds"
+PRESETS = {
+    PRESET_MOST_ALLOCATED: "NodeResourcesFit MostAllocated (packing)",
+    PRESET_REQUESTED_TO_CAPACITY: "RequestedToCapacityRatio (shape 0% → 0, 100% → 10: packing)",
+    PRESET_LOADAWARE: "LoadAware usage thresholds ± N percentage points",
+}
+PACKING_SHAPE = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+FIT = "NodeResourcesFit"
+LOADAWARE = "LoadAwareScheduling"
+GROUP_VERSION = "kubescheduler.config.k8s.io/v1"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A configuration derived from the cluster's current one: what it is, from what."""
+
+    label: str
+    document: dict[str, Any]
+    base: str  # "stored configuration v5" or "kube-scheduler defaults"
+    description: str  # what changed, e.g. "LoadAware usage thresholds +10 percentage points"
+
+
+def preset_configuration(cluster: Cluster, preset: str, points: int | None) -> Preset:
+    """``preset`` applied to the cluster's stored configuration (kube-scheduler's defaults
+    without one), in a version the cluster's scheduler reads, checked as a run would check it.
+    ``points``: the LoadAware preset's change, in percentage points. Errors name ``preset`` or
+    ``points``."""
+    field = "preset"
+    if preset not in PRESETS:
+        raise WhatIfInvalid({field: ["choose a preset"]})
+    target = cluster.scheduler_target()
+    stored = stored_configuration(cluster)
+    if stored is None:
+        base_name = "kube-scheduler defaults"
+        written: dict[str, Any] = {
+            "apiVersion": GROUP_VERSION,
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": "default-scheduler"}],
+        }
+    else:
+        base_name, written = f"stored configuration v{stored.version}", stored.written_document()
+    document = copy.deepcopy(_for_target(written, target, field))
+    if not document.get("profiles"):
+        document["profiles"] = [{"schedulerName": "default-scheduler"}]
+    if preset == PRESET_LOADAWARE:
+        label = _loadaware_preset(document, points, target, field)
+        description = f"LoadAware usage thresholds {points:+d} percentage points"
+    else:
+        label, description = _fit_preset(document, preset), PRESETS[preset]
+    try:
+        _, errors = validate_configuration(document, source_name="preset", target=target)
+    except InputError as exc:
+        raise WhatIfInvalid({field: [str(exc)]}) from None
+    if errors:
+        raise WhatIfInvalid({field: [f"{e.field}: {e.detail}" for e in errors]})
+    return Preset(label, document, base_name, description)
+
+
+def _plugin_args(profile: dict[str, Any], name: str) -> dict[str, Any]:
+    """The args of ``name`` in the profile's pluginConfig, added when missing."""
+    entries = profile.setdefault("pluginConfig", [])
+    for entry in entries:
+        if entry.get("name") == name:
+            args = entry.get("args")
+            if not isinstance(args, dict):
+                args = entry["args"] = {}
+            return args
+    entry = {"name": name, "args": {}}
+    entries.append(entry)
+    return entry["args"]
+
+
+def _fit_preset(document: dict[str, Any], preset: str) -> str:
+    """Every profile scores NodeResourcesFit by MostAllocated or a packing
+    RequestedToCapacityRatio shape, keeping the resources and weights it scores."""
+    for profile in document["profiles"]:
+        args = _plugin_args(profile, FIT)
+        strategy = args.get("scoringStrategy")
+        resources = strategy.get("resources") if isinstance(strategy, dict) else None
+        wanted: dict[str, Any]
+        if preset == PRESET_MOST_ALLOCATED:
+            wanted = {"type": "MostAllocated"}
+        else:
+            wanted = {
+                "type": "RequestedToCapacityRatio",
+                "requestedToCapacityRatio": {"shape": copy.deepcopy(PACKING_SHAPE)},
+            }
+        if resources:
+            wanted["resources"] = resources
+        args["scoringStrategy"] = wanted
+    return "MostAllocated" if preset == PRESET_MOST_ALLOCATED else "RequestedToCapacityRatio"
+
+
+def _loadaware_preset(
+    document: dict[str, Any], points: int | None, target: Target | None, field: str
+) -> str:
+    """LoadAwareScheduling's thresholds (usage, prod usage, aggregated usage) moved by
+    ``points`` in every profile that enables it, from their current values (defaults
+    included); a threshold of 0 (none) stays none, others stay within 1–100."""
+    if not points:
+        raise WhatIfInvalid({"points": ["give the change in percentage points, e.g. 10 or -10"]})
+    try:
+        current, errors = validate_configuration(document, source_name="preset", target=target)
+    except InputError as exc:
+        raise WhatIfInvalid({field: [str(exc)]}) from None
+    if current is None or errors:
+        raise WhatIfInvalid({field: [f"{e.field}: {e.detail}" for e in errors]})
+    changed = 0
+    for profile, loaded in zip(document["profiles"], current.profiles, strict=True):
+        if LOADAWARE not in loaded.enabled_plugins():
+            continue
+        defaulted = loaded.plugin_args.get(LOADAWARE, {})
+        args = _plugin_args(profile, LOADAWARE)
+        for key in ("usageThresholds", "prodUsageThresholds"):
+            if defaulted.get(key):
+                args[key] = _moved(defaulted[key], points)
+        aggregated = defaulted.get("aggregated") or {}
+        if aggregated.get("usageThresholds"):
+            args["aggregated"] = {
+                **(args.get("aggregated") or {}),
+                "usageThresholds": _moved(aggregated["usageThresholds"], points),
+            }
+        changed += 1
+    if not changed:
+        raise WhatIfInvalid({field: [f"no profile of the configuration enables {LOADAWARE}"]})
+    return f"LoadAware thresholds {points:+d} points"
+
+
+def _moved(thresholds: Mapping[str, Any], points: int) -> dict[str, int]:
+    return {
+        name: int(value) if not value else min(100, max(1, int(value) + points))
+        for name, value in thresholds.items()
+    }
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
 import pytest
+import yaml
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
@@ -19,6 +21,7 @@ from policy.decisions.models import WhatIfRun
 from policy.policies.demo import seed_demo_policies
 from policy.policies.models import NodeThresholdPolicy, SchedulerConfiguration
 from policy.web.forms.whatif import SAMPLE_WORKLOAD
+from scoring.config import validate_configuration
 from scoring.loading import flatten, parse_documents
 from scoring.objects import parse_pod
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
@@ -520,3 +523,161 @@ def test_the_page_says_how_many_pods_stay_pending_and_why(
     rows = {m.name: m.values for m in response.context["metrics"]}
     assert rows["pods pending: no profile for their schedulerName"] == ("0", str(pending))
     assert f"{pending} pending" in html
+
+
+# -- presets ------------------------------------------------------------------------------------
+
+
+def _fit_strategies(document: dict[str, Any]) -> list[Any]:
+    return [
+        entry["args"]["scoringStrategy"]
+        for profile in document["profiles"]
+        for entry in profile.get("pluginConfig", [])
+        if entry["name"] == "NodeResourcesFit"
+    ]
+
+
+def _loadaware(engine_config: Any) -> list[dict[str, Any]]:
+    return [
+        dict(p.plugin_args["LoadAwareScheduling"])
+        for p in engine_config.profiles
+        if "LoadAwareScheduling" in p.enabled_plugins()
+    ]
+
+
+def test_presets_derive_a_candidate_from_the_stored_configuration(
+    cluster: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    stored = SchedulerConfiguration.objects.get(cluster=cluster)
+    before = stored.written_document()
+    packing = whatif.preset_configuration(cluster, "most-allocated", None)
+    assert packing.base == f"stored configuration v{stored.version}"
+    assert packing.label == "MostAllocated"
+    strategies = _fit_strategies(packing.document)
+    assert len(strategies) == len(packing.document["profiles"]) >= 1
+    assert {s["type"] for s in strategies} == {"MostAllocated"}
+    # Everything else is the stored configuration's, untouched.
+    assert [p["schedulerName"] for p in packing.document["profiles"]] == [
+        p["schedulerName"] for p in before["profiles"]
+    ]
+    assert stored.written_document() == before
+
+    ratio = whatif.preset_configuration(cluster, "requested-to-capacity", None)
+    (strategy, *_) = _fit_strategies(ratio.document)
+    assert strategy["type"] == "RequestedToCapacityRatio"
+    assert strategy["requestedToCapacityRatio"]["shape"][-1] == {"utilization": 100, "score": 10}
+
+    was = _loadaware(engine_for(before).config)
+    up = whatif.preset_configuration(cluster, "loadaware-thresholds", 10)
+    assert up.label == "LoadAware thresholds +10 points"
+    now = _loadaware(engine_for(up.document).config)
+    assert was and len(now) == len(was)
+    for old, new in zip(was, now, strict=True):
+        assert new["usageThresholds"] == {
+            name: min(100, value + 10) if value else 0
+            for name, value in old["usageThresholds"].items()
+        }
+    down = whatif.preset_configuration(cluster, "loadaware-thresholds", -200)
+    assert all(
+        set(p["usageThresholds"].values()) <= {0, 1}
+        for p in _loadaware(engine_for(down.document).config)
+    )
+
+    # A derived candidate runs like any YAML.
+    candidate = whatif.ConfigurationInput("custom", yaml.safe_dump(packing.document), "pack")
+    with django_capture_on_commit_callbacks(execute=True):
+        run = start(cluster, candidate=candidate)
+    run.refresh_from_db()
+    assert run.status == WhatIfStatus.SUCCEEDED, run.error
+
+
+def test_presets_name_what_is_missing(cluster: Cluster, demo_snapshot: ClusterSnapshot) -> None:
+    def problem(*args: Any) -> dict[str, list[str]]:
+        with pytest.raises(whatif.WhatIfInvalid) as caught:
+            whatif.preset_configuration(*args)
+        return caught.value.errors
+
+    assert problem(cluster, "", None) == {"preset": ["choose a preset"]}
+    assert "percentage points" in problem(cluster, "loadaware-thresholds", 0)["points"][0]
+    other = Cluster.objects.create(name="plain")
+    assert problem(other, "loadaware-thresholds", 5) == {
+        "preset": ["no profile of the configuration enables LoadAwareScheduling"]
+    }
+    # Without a stored configuration a preset starts from kube-scheduler's defaults.
+    packing = whatif.preset_configuration(other, "most-allocated", None)
+    assert packing.base == "kube-scheduler defaults"
+    assert _fit_strategies(packing.document) == [{"type": "MostAllocated"}]
+
+
+def test_a_preset_fills_in_the_sides_yaml_to_read_before_running(
+    client: Client, editor: User, cluster: Cluster
+) -> None:
+    client.force_login(editor)
+    data = form_data(
+        cluster,
+        candidate_source="defaults",
+        candidate_label="",
+        candidate_yaml="",
+        candidate_preset="loadaware-thresholds",
+        candidate_points="-15",
+        apply_preset="candidate",
+    )
+    response = client.post(reverse("whatif-list"), data)
+    assert response.status_code == 200 and not WhatIfRun.objects.exists()  # nothing runs
+    form = response.context["form"]
+    assert not form.errors and response.context["errors"] == []
+    assert form["candidate_source"].value() == "custom"
+    assert form["candidate_label"].value() == "LoadAware thresholds -15 points"
+    derived = yaml.safe_load(form["candidate_yaml"].value())
+    assert derived == whatif.preset_configuration(cluster, "loadaware-thresholds", -15).document
+    html = response.content.decode()
+    assert "the cluster&#x27;s stored configuration v" in html
+    assert "LoadAware usage thresholds -15 percentage points" in html
+    # The page opens on the derived YAML (autofocus: no script needed).
+    textareas = re.findall(r"<textarea [^>]*>", html)
+    assert [t for t in textareas if "autofocus" in t] == [
+        t for t in textareas if 'id="id_candidate_yaml"' in t
+    ]
+    # The other inputs are kept as they were.
+    assert form["workload"].value() == SAMPLE_WORKLOAD
+    assert form["baseline_source"].value() == "stored"
+    # Then the run uses the derived YAML as it stands.
+    with_run = {k: str(v) for k, v in form.data.items()}
+    with_run.pop("apply_preset")
+    client.post(reverse("whatif-list"), with_run)
+    run = WhatIfRun.objects.get()
+    assert run.candidate == derived and run.candidate_label == "LoadAware thresholds -15 points"
+
+
+def test_a_preset_that_cannot_apply_says_why_on_its_field(
+    client: Client, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    client.force_login(editor)
+    data = form_data(
+        demo_snapshot.cluster,
+        candidate_preset="loadaware-thresholds",
+        candidate_points="5",
+        apply_preset="candidate",
+    )
+    response = client.post(reverse("whatif-list"), data)
+    assert response.context["form"].errors == {
+        "candidate_preset": ["no profile of the configuration enables LoadAwareScheduling"]
+    }
+    assert response.context["errors"][0][:2] == ("id_candidate_preset", "Candidate (B): Preset")
+    assert response.context["form"]["candidate_yaml"].value() == PACKING  # untouched
+
+
+@pytest.mark.parametrize("preset", ["most-allocated", "requested-to-capacity"])
+def test_a_preset_is_written_for_the_clusters_scheduler_version(
+    cluster: Cluster, preset: str
+) -> None:
+    """koord-scheduler 1.4 (Kubernetes 1.24) reads v1beta2 and v1beta3, not v1: the derived
+    configuration is in a version it reads and passes its checks."""
+    cluster.scheduler_flavor, cluster.scheduler_version = "koord-scheduler", "1.4"
+    cluster.save()
+    derived = whatif.preset_configuration(cluster, preset, None)
+    assert derived.document["apiVersion"] == "kubescheduler.config.k8s.io/v1beta3"
+    _, errors = validate_configuration(derived.document, target=cluster.scheduler_target())
+    assert errors == []
+    up = whatif.preset_configuration(cluster, "loadaware-thresholds", 5)
+    assert up.document["apiVersion"] == "kubescheduler.config.k8s.io/v1beta3"

@@ -225,3 +225,60 @@ def test_the_run_button_shows_the_comparison_is_under_way(
     page.evaluate("document.querySelector('form.whatif').submit()")
     page.wait_for_url("**/what-if/*/")
     assert WhatIfRun.objects.get().status == WhatIfStatus.SUCCEEDED
+
+
+def _derive(page: Any, preset: str, points: str | None = None) -> Any:
+    candidate = page.get_by_role("group", name="Candidate (B)")
+    candidate.get_by_label("Preset (derived", exact=False).select_option(label=preset)
+    if points is not None:
+        candidate.get_by_label("percentage points", exact=False).fill(points)
+    candidate.get_by_role("button", name="Derive the YAML for Candidate (B)").click()
+    page.wait_for_load_state()
+    return page.get_by_role("group", name="Candidate (B)")
+
+
+def test_a_preset_derives_the_candidate_from_the_stored_configuration(
+    page: Any, live_server: Any, browser: Any, cluster: Cluster, screenshot: Shot
+) -> None:
+    make_user("eve", Role.EDITOR)
+    log_in(page, live_server, "eve")
+    page.goto(f"{live_server.url}/what-if/")
+    candidate = _derive(page, "NodeResourcesFit MostAllocated (packing)")
+    notice = candidate.get_by_role("status")
+    assert "the cluster's stored configuration v" in notice.inner_text()
+    assert candidate.get_by_label("Source", exact=True).input_value() == "custom"
+    assert candidate.get_by_label("Name (optional)").input_value() == "MostAllocated"
+    yaml_box = page.locator("#id_candidate_yaml")
+    assert "type: MostAllocated" in yaml_box.input_value()
+    assert page.evaluate("() => document.activeElement.id") == "id_candidate_yaml"
+    assert not WhatIfRun.objects.exists()  # deriving runs nothing
+    screenshot(page, "what-if-preset-packing")
+
+    candidate = _derive(page, "LoadAware usage thresholds ± N percentage points", "-10")
+    assert (
+        "LoadAware usage thresholds -10 percentage points"
+        in candidate.get_by_role("status").inner_text()
+    )
+    assert "usageThresholds" in yaml_box.input_value()
+    # The derived YAML and its name can still be edited before running.
+    candidate.get_by_label("Name (optional)").fill("thresholds -10")
+    screenshot(page, "what-if-preset-loadaware")
+    page.get_by_role("button", name="Run the comparison").click()
+    page.wait_for_url("**/what-if/*/")
+    run = WhatIfRun.objects.get()
+    assert run.status == WhatIfStatus.SUCCEEDED, run.error
+    assert page.get_by_role("heading", level=1).inner_text().endswith("vs thresholds -10")
+
+    # Server-side: the same without JavaScript, and it fits a phone.
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
+    try:
+        plain = context.new_page()
+        log_in(plain, live_server, "eve")
+        plain.goto(f"{live_server.url}/what-if/")
+        _derive(plain, "RequestedToCapacityRatio (shape 0% → 0, 100% → 10: packing)")
+        assert "type: RequestedToCapacityRatio" in plain.locator("#id_candidate_yaml").input_value()
+        assert plain.evaluate("() => document.activeElement.id") == "id_candidate_yaml"
+        assert plain.evaluate(NO_OVERFLOW)
+        screenshot(plain, "what-if-preset-phone-no-js")
+    finally:
+        context.close()

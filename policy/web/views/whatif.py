@@ -144,6 +144,46 @@ def error_summary(form: WhatIfForm) -> list[tuple[str, str, str]]:
     return out
 
 
+def _apply_preset(form: WhatIfForm, side: str) -> tuple[WhatIfForm, dict[str, str] | None]:
+    """The "Derive the YAML" button of ``side``: its preset applied to the cluster's current
+    configuration, put in the side's YAML (source: YAML) to read and edit; nothing runs."""
+    form.is_valid()  # the shapes: the cluster, the preset, its points
+    data = form.cleaned_data
+    cluster = data.get("cluster")
+    if cluster is None or f"{side}_points" in form.errors:
+        return form, None
+    try:
+        preset = whatif.preset_configuration(
+            cluster, data.get(f"{side}_preset") or "", data.get(f"{side}_points")
+        )
+    except whatif.WhatIfInvalid as exc:
+        fresh = WhatIfForm(form.data)  # only the preset's problem is shown
+        fresh.is_valid()
+        for field, problems in exc.errors.items():
+            for problem in problems:
+                fresh.add_error(f"{side}_{field}", problem)
+        return fresh, None
+    values = dict(form.data.items())
+    values.update(
+        {
+            f"{side}_source": ConfigurationSource.CUSTOM,
+            f"{side}_yaml": yaml.safe_dump(preset.document, sort_keys=False),
+            f"{side}_label": preset.label,
+        }
+    )
+    if data.get("upload") is not None and data.get("workload"):
+        # An uploaded file's text stays (the file itself cannot).
+        values["workload"] = data["workload"]
+    derived = WhatIfForm(values)
+    derived.is_valid()
+    derived.fields[f"{side}_yaml"].widget.attrs["autofocus"] = True
+    return derived, {
+        "side": side,
+        "text": f"{SIDE_LEGENDS[side]}: the YAML below is the cluster's {preset.base} with "
+        f"{preset.description}. Read it, edit it if you like, then run the comparison.",
+    }
+
+
 RUN_COLUMNS = (
     ("#", "id", "id"),
     ("Status", "status", "status"),
@@ -168,10 +208,14 @@ def whatif_list(request: HttpRequest) -> HttpResponse:
         if not editor:
             raise PermissionDenied("Starting a comparison needs the editor role.")
         form = WhatIfForm(request.POST, request.FILES)
-        if form.is_valid() and (run := _start(request, form)) is not None:
+        side, preset_notice = request.POST.get("apply_preset", ""), None
+        if side in SIDE_LEGENDS:
+            form, preset_notice = _apply_preset(form, side)
+        elif form.is_valid() and (run := _start(request, form)) is not None:
             return redirect("whatif-detail", pk=run.pk)
         cluster = form.cleaned_data.get("cluster")
     else:
+        preset_notice = None
         cluster = selected_cluster(request, clusters)
         previous_id = parse_id(request.GET.get("from"))
         previous = WhatIfRun.objects.filter(pk=previous_id).first() if previous_id else None
@@ -189,6 +233,7 @@ def whatif_list(request: HttpRequest) -> HttpResponse:
         {
             "form": form if editor else None,
             "errors": error_summary(form) if editor else [],
+            "preset_notice": preset_notice,
             "clusters": clusters,
             "cluster": cluster,
             "page": page,
