@@ -263,7 +263,8 @@ def test_a_preset_derives_the_candidate_from_the_stored_configuration(
     # The derived YAML and its name can still be edited before running.
     candidate.get_by_label("Name (optional)").fill("thresholds -10")
     screenshot(page, "what-if-preset-loadaware")
-    page.get_by_role("button", name="Run the comparison").click()
+    # Enter in a text box runs the comparison (the form's default button), not a preset.
+    candidate.get_by_label("Name (optional)").press("Enter")
     page.wait_for_url("**/what-if/*/")
     run = WhatIfRun.objects.get()
     assert run.status == WhatIfStatus.SUCCEEDED, run.error
