@@ -9,7 +9,8 @@
 //   the outcome (without the script, the page offers a reload link);
 // - a form marked data-busy="TEXT" (work that can take seconds: evaluating on a large cluster,
 //   starting a what-if) disables its submit button on submit and shows TEXT on it, so a second
-//   click does not send the work again and the person sees it is under way.
+//   click does not send the work again and the person sees it is under way (a submit button's
+//   own data-busy text wins).
 // - a resource map's rows ([data-resource-rows], the policy editors) get add and remove
 //   buttons and a picker that puts a known resource in an empty (or new) row; without the
 //   script the server offers blank rows, and a cleared row is no entry.
@@ -163,7 +164,7 @@
           setTimeout(function () {
             button.disabled = true;
             button.classList.add("busy");
-            button.textContent = form.dataset.busy;
+            button.textContent = button.dataset.busy || form.dataset.busy;
           }, 0);
         }
       });

@@ -3,12 +3,14 @@
 A run places a workload on a copy of the cluster's newest snapshot under two scheduler
 configurations (:func:`scoring.simulation.compare.what_if`) and keeps a report small enough
 to store and draw: per side the counts, utilization and its distribution, the most common
-reasons pods found no node; the pods the two sides placed differently (the first
+reasons pods found no node, the pods left pending because a side has no profile for their
+schedulerName (kube-scheduler ignores them); the pods the two sides placed differently (the first
 :data:`MAX_LISTED`). Like evaluations, it runs with "now" set to the snapshot's time.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from collections import Counter
@@ -138,6 +140,145 @@ def _custom(wanted: ConfigurationInput, field: str, target: Target | None) -> di
     return documents[0]
 
 
+# -- presets: a candidate derived from the cluster's current configuration --------------------
+
+PRESET_MOST_ALLOCATED = "most-allocated"
+PRESET_REQUESTED_TO_CAPACITY = "requested-to-capacity"
+PRESET_LOADAWARE = "loadaware-thresholds"
+PRESETS = {
+    PRESET_MOST_ALLOCATED: "NodeResourcesFit MostAllocated (packing)",
+    PRESET_REQUESTED_TO_CAPACITY: "RequestedToCapacityRatio (shape 0% → 0, 100% → 10: packing)",
+    PRESET_LOADAWARE: "LoadAware usage thresholds ± N percentage points",
+}
+PACKING_SHAPE = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+FIT = "NodeResourcesFit"
+LOADAWARE = "LoadAwareScheduling"
+GROUP_VERSION = "kubescheduler.config.k8s.io/v1"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A configuration derived from the cluster's current one: what it is, from what."""
+
+    label: str
+    document: dict[str, Any]
+    base: str  # "stored configuration v5" or "kube-scheduler defaults"
+    description: str  # what changed, e.g. "LoadAware usage thresholds +10 percentage points"
+
+
+def preset_configuration(cluster: Cluster, preset: str, points: int | None) -> Preset:
+    """``preset`` applied to the cluster's stored configuration (kube-scheduler's defaults
+    without one), in a version the cluster's scheduler reads, checked as a run would check it.
+    ``points``: the LoadAware preset's change, in percentage points. Errors name ``preset`` or
+    ``points``."""
+    field = "preset"
+    if preset not in PRESETS:
+        raise WhatIfInvalid({field: ["choose a preset"]})
+    target = cluster.scheduler_target()
+    stored = stored_configuration(cluster)
+    if stored is None:
+        base_name = "kube-scheduler defaults"
+        written: dict[str, Any] = {
+            "apiVersion": GROUP_VERSION,
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": "default-scheduler"}],
+        }
+    else:
+        base_name, written = f"stored configuration v{stored.version}", stored.written_document()
+    document = copy.deepcopy(_for_target(written, target, field))
+    if not document.get("profiles"):
+        document["profiles"] = [{"schedulerName": "default-scheduler"}]
+    if preset == PRESET_LOADAWARE:
+        label = _loadaware_preset(document, points, target, field)
+        description = f"LoadAware usage thresholds {points:+d} percentage points"
+    else:
+        label, description = _fit_preset(document, preset), PRESETS[preset]
+    try:
+        _, errors = validate_configuration(document, source_name="preset", target=target)
+    except InputError as exc:
+        raise WhatIfInvalid({field: [str(exc)]}) from None
+    if errors:
+        raise WhatIfInvalid({field: [f"{e.field}: {e.detail}" for e in errors]})
+    return Preset(label, document, base_name, description)
+
+
+def _plugin_args(profile: dict[str, Any], name: str) -> dict[str, Any]:
+    """The args of ``name`` in the profile's pluginConfig, added when missing."""
+    entries = profile.setdefault("pluginConfig", [])
+    for entry in entries:
+        if entry.get("name") == name:
+            args = entry.get("args")
+            if not isinstance(args, dict):
+                args = entry["args"] = {}
+            return args
+    entry = {"name": name, "args": {}}
+    entries.append(entry)
+    return entry["args"]
+
+
+def _fit_preset(document: dict[str, Any], preset: str) -> str:
+    """Every profile scores NodeResourcesFit by MostAllocated or a packing
+    RequestedToCapacityRatio shape, keeping the resources and weights it scores."""
+    for profile in document["profiles"]:
+        args = _plugin_args(profile, FIT)
+        strategy = args.get("scoringStrategy")
+        resources = strategy.get("resources") if isinstance(strategy, dict) else None
+        wanted: dict[str, Any]
+        if preset == PRESET_MOST_ALLOCATED:
+            wanted = {"type": "MostAllocated"}
+        else:
+            wanted = {
+                "type": "RequestedToCapacityRatio",
+                "requestedToCapacityRatio": {"shape": copy.deepcopy(PACKING_SHAPE)},
+            }
+        if resources:
+            wanted["resources"] = resources
+        args["scoringStrategy"] = wanted
+    return "MostAllocated" if preset == PRESET_MOST_ALLOCATED else "RequestedToCapacityRatio"
+
+
+def _loadaware_preset(
+    document: dict[str, Any], points: int | None, target: Target | None, field: str
+) -> str:
+    """LoadAwareScheduling's thresholds (usage, prod usage, aggregated usage) moved by
+    ``points`` in every profile that enables it, from their current values (defaults
+    included); a threshold of 0 (none) stays none, others stay within 1–100."""
+    if not points:
+        raise WhatIfInvalid({"points": ["give the change in percentage points, e.g. 10 or -10"]})
+    try:
+        current, errors = validate_configuration(document, source_name="preset", target=target)
+    except InputError as exc:
+        raise WhatIfInvalid({field: [str(exc)]}) from None
+    if current is None or errors:
+        raise WhatIfInvalid({field: [f"{e.field}: {e.detail}" for e in errors]})
+    changed = 0
+    for profile, loaded in zip(document["profiles"], current.profiles, strict=True):
+        if LOADAWARE not in loaded.enabled_plugins():
+            continue
+        defaulted = loaded.plugin_args.get(LOADAWARE, {})
+        args = _plugin_args(profile, LOADAWARE)
+        for key in ("usageThresholds", "prodUsageThresholds"):
+            if defaulted.get(key):
+                args[key] = _moved(defaulted[key], points)
+        aggregated = defaulted.get("aggregated") or {}
+        if aggregated.get("usageThresholds"):
+            args["aggregated"] = {
+                **(args.get("aggregated") or {}),
+                "usageThresholds": _moved(aggregated["usageThresholds"], points),
+            }
+        changed += 1
+    if not changed:
+        raise WhatIfInvalid({field: [f"no profile of the configuration enables {LOADAWARE}"]})
+    return f"LoadAware thresholds {points:+d} points"
+
+
+def _moved(thresholds: Mapping[str, Any], points: int) -> dict[str, int]:
+    return {
+        name: int(value) if not value else min(100, max(1, int(value) + points))
+        for name, value in thresholds.items()
+    }
+
+
 @dataclass(frozen=True)
 class Workload:
     """What a what-if places: the pods (controllers expanded), the ReplicaSets and
@@ -195,19 +336,11 @@ def _pods(manifests: Sequence[Mapping[str, Any]]) -> list[Pod]:
     return pods
 
 
-def _engines(
-    sides: Sequence[ResolvedConfiguration], pods: Sequence[Pod], target: Target | None
-) -> list[Engine]:
-    """Engines for both sides, for the cluster's scheduler ``target``; a pod whose
-    schedulerName no profile has is an input error."""
-    engines = [engine_for(side.document, target) for side in sides]
-    for name, engine in zip(("baseline", "candidate"), engines, strict=True):
-        for pod in pods:
-            try:
-                engine.framework_for(pod)
-            except InputError as exc:
-                raise WhatIfInvalid({name: [f"{pod.key}: {exc}"]}) from None
-    return engines
+def _engines(sides: Sequence[ResolvedConfiguration], target: Target | None) -> list[Engine]:
+    """Engines for both sides, for the cluster's scheduler ``target``. A pod whose
+    schedulerName a side has no profile for is not an error: kube-scheduler ignores such a pod
+    and it stays pending, so the run counts it as pending on that side (:func:`_side`)."""
+    return [engine_for(side.document, target) for side in sides]
 
 
 def start(
@@ -239,7 +372,7 @@ def start(
         errors.update(exc.errors)
     if errors:
         raise WhatIfInvalid(errors)
-    _engines(sides, pods, cluster.scheduler_target())
+    _engines(sides, cluster.scheduler_target())
     run = WhatIfRun.objects.create(
         cluster=cluster,
         snapshot=stored,
@@ -392,7 +525,7 @@ def _compare(run: WhatIfRun, progress: _Progress) -> dict[str, Any]:
             run.candidate_source, run.candidate_label, run.candidate, run.candidate_thresholds
         ),
     ]
-    engines = _engines(sides, pods, run.cluster.scheduler_target())
+    engines = _engines(sides, run.cluster.scheduler_target())
     now = run.snapshot_taken_at
     pushed = _as_pushed(run, stored) if any(side.thresholds for side in sides) else None
     starts = [pushed[0] if pushed and side.thresholds else snapshot for side in sides]
@@ -405,6 +538,7 @@ def _compare(run: WhatIfRun, progress: _Progress) -> dict[str, Any]:
         [(side.label, engine) for side, engine in zip(sides, engines, strict=True)],
         progress=progress,
         starts=starts,
+        unrouted_pending=True,
     )
     progress(2 * len(pods), force=True)
     result = report(starts[0], engines[0], pods, runs)
@@ -436,21 +570,30 @@ def report(
     """What a comparison stores: both sides, the starting cluster, the pods that moved."""
     resources = reported_resources(before, pods)
     moved = differences(runs[0], runs[1])
+    ignored = [{p.pod.key for p in run.placements if not p.routed} for run in runs]
+    listed = [
+        {**d.to_dict(), "pending": [d.pod in keys for keys in ignored]} for d in moved[:MAX_LISTED]
+    ]
     return {
         "pods": len(pods),
         "resources": resources,
         "before": cluster_state(engine, before, runs[0].now, resources),
         "runs": [_side(run, resources) for run in runs],
         "differenceCount": len(moved),
-        "differences": [d.to_dict() for d in moved[:MAX_LISTED]],
+        "differences": listed,
     }
 
 
 def _side(run: SimulationRun, resources: Sequence[str]) -> dict[str, Any]:
-    failed = [p for p in run.placements if p.node is None]
+    """One side: its summary, why pods found no node, and the pods left pending because the
+    configuration has no profile for their schedulerName (kube-scheduler ignores them)."""
+    failed = [p for p in run.placements if p.node is None and p.routed]
     reasons = Counter(p.reason or "" for p in failed)
+    ignored = Counter(p.reason or "" for p in run.placements if not p.routed)
     return {
         **run_summary(run, resources),
+        "pending": run.pending,
+        "pendingReasons": [{"reason": r, "pods": n} for r, n in ignored.most_common()],
         "reasons": [{"reason": r, "pods": n} for r, n in reasons.most_common(TOP_REASONS)],
         "unschedulablePods": [{"pod": p.pod.key, "reason": p.reason} for p in failed[:MAX_LISTED]],
     }

@@ -21,7 +21,7 @@ from scoring.simulation.metrics import (
     requested_distribution,
     utilization,
 )
-from scoring.simulation.simulator import SimulationRun, simulate
+from scoring.simulation.simulator import SimulationRun, route, simulate
 from scoring.snapshot import Snapshot
 
 
@@ -45,17 +45,20 @@ def what_if(
     use_cache: bool = True,
     progress: Callable[[int], None] | None = None,
     starts: Sequence[Snapshot] | None = None,
+    unrouted_pending: bool = False,
 ) -> list[SimulationRun]:
     """Place ``pods`` under each ``(label, engine)`` on its own copy of ``snapshot``.
 
     Every pod is routed in every configuration before anything is placed, so a missing profile
     is reported before any work is done. ``progress`` gets the pods done over all runs (of
     ``len(pods) * len(configurations)``). ``starts`` gives each configuration its own starting
-    snapshot instead (the same nodes, e.g. with other node annotations).
+    snapshot instead (the same nodes, e.g. with other node annotations). ``unrouted_pending``
+    leaves pods whose schedulerName a configuration has no profile for pending in that run, as
+    kube-scheduler would, instead of refusing the workload.
     """
     for _, engine in configurations:
         for pod in pods:
-            engine.framework_for(pod)
+            route(engine, pod, unrouted_pending)
     runs = []
     for k, (label, engine) in enumerate(configurations):
         offset = k * len(pods)
@@ -65,7 +68,14 @@ def what_if(
             raise ValueError("every starting snapshot must have the same nodes, in order")
         runs.append(
             simulate(
-                engine, start.copy(), pods, now, use_cache=use_cache, label=label, progress=step
+                engine,
+                start.copy(),
+                pods,
+                now,
+                use_cache=use_cache,
+                label=label,
+                progress=step,
+                unrouted_pending=unrouted_pending,
             )
         )
     return runs

@@ -1,7 +1,9 @@
 """Batch placement: schedule pods one after another, each Reserve updating the snapshot.
 
 Every pod goes through the profile its ``spec.schedulerName`` names (all pods are routed before
-the first is placed, so a pod without a profile is an input error, not a half-done run). A pod
+the first is placed, so a pod without a profile is an input error, not a half-done run; or, with
+``unrouted_pending``, it stays pending as kube-scheduler leaves a pod whose schedulerName none of
+its profiles has: no node, nothing reserved, :data:`NO_PROFILE` as its reason). A pod
 that fits is reserved on the selected node (``Framework.reserve``: requests, limits, host ports,
 LoadAwareScheduling's assign cache, NUMA availability all follow through the snapshot and its
 plugin states) before the next pod is evaluated; a pod that fits nowhere keeps kube-scheduler's
@@ -15,10 +17,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from scoring.engine import Engine
+from scoring.engine import Engine, Framework
 from scoring.objects import Pod
 from scoring.simulation.cache import CacheStats, EquivalenceCache
 from scoring.snapshot import Snapshot, gc_paused
+
+NO_PROFILE = "no profile for schedulerName {name}"
+
+
+def no_profile_reason(scheduler_name: str) -> str:
+    """The reason a pod stays pending when the configuration has no profile it names."""
+    return NO_PROFILE.format(name=scheduler_name)
 
 
 @dataclass(frozen=True)
@@ -29,6 +38,7 @@ class Placement:
     profile: str
     node: str | None
     reason: str | None
+    routed: bool = True  # False: no profile has the pod's schedulerName; it stays pending
 
 
 @dataclass
@@ -49,8 +59,14 @@ class SimulationRun:
         return sum(1 for p in self.placements if p.node is not None)
 
     @property
+    def pending(self) -> int:
+        """Pods left alone: no profile has their schedulerName (only with ``unrouted_pending``)."""
+        return sum(1 for p in self.placements if not p.routed)
+
+    @property
     def unschedulable(self) -> int:
-        return len(self.placements) - self.placed
+        """Pods a profile evaluated and found no node for."""
+        return len(self.placements) - self.placed - self.pending
 
 
 def simulate(
@@ -63,14 +79,17 @@ def simulate(
     label: str = "",
     cache: EquivalenceCache | None = None,
     progress: Callable[[int], None] | None = None,
+    unrouted_pending: bool = False,
 ) -> SimulationRun:
     """Place ``pods`` in order onto ``snapshot`` (mutated: copy it first to keep the original).
 
     ``use_cache`` switches the equivalence-class cache (results are identical either way);
     ``cache`` passes one in, e.g. to keep it across calls on the same snapshot. ``progress``
     is called with the number of pods done after each one (it may raise to stop the run).
+    ``unrouted_pending`` leaves a pod whose schedulerName no profile has pending (kube-scheduler
+    ignores it) instead of failing the run.
     """
-    frameworks = [engine.framework_for(pod) for pod in pods]
+    frameworks = [route(engine, pod, unrouted_pending) for pod in pods]
     if use_cache and cache is None:
         cache = EquivalenceCache()
     results = cache if use_cache else None
@@ -80,6 +99,12 @@ def simulate(
     # rescanning the snapshot's objects (a third of the time at 50,000 pods).
     with gc_paused():
         for pod, framework in zip(pods, frameworks, strict=True):
+            if framework is None:
+                reason = no_profile_reason(pod.scheduler_name)
+                placements.append(Placement(pod, pod.scheduler_name, None, reason, routed=False))
+                if progress is not None:
+                    progress(len(placements))
+                continue
             bound = None if results is None else results.bind(pod, snapshot, now)
             decision = framework.evaluate(pod, snapshot, now, bound)
             node = decision.selected_index
@@ -93,3 +118,11 @@ def simulate(
     seconds = time.perf_counter() - start
     stats = None if results is None else results.stats
     return SimulationRun(label, engine, snapshot, now, placements, seconds, stats)
+
+
+def route(engine: Engine, pod: Pod, unrouted_pending: bool = False) -> Framework | None:
+    """The profile ``pod`` goes through; without one an :class:`InputError`, or None (the pod
+    stays pending) with ``unrouted_pending``."""
+    if unrouted_pending and pod.scheduler_name not in engine.frameworks:
+        return None
+    return engine.framework_for(pod)

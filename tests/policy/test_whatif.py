@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
 import pytest
+import yaml
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
@@ -19,6 +21,7 @@ from policy.decisions.models import WhatIfRun
 from policy.policies.demo import seed_demo_policies
 from policy.policies.models import NodeThresholdPolicy, SchedulerConfiguration
 from policy.web.forms.whatif import SAMPLE_WORKLOAD
+from scoring.config import validate_configuration
 from scoring.loading import flatten, parse_documents
 from scoring.objects import parse_pod
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
@@ -86,7 +89,8 @@ def test_invalid_inputs_name_the_field_and_the_rule(cluster: Cluster) -> None:
     wrong_scheduler = SAMPLE_WORKLOAD.replace(
         "      containers:", "      schedulerName: x\n      containers:"
     )
-    assert errors_of(cluster, workload=wrong_scheduler)["baseline"][0].startswith("default/web-")
+    # A pod whose schedulerName no profile has is no input error: it stays pending (below).
+    assert start(cluster, workload=wrong_scheduler).pk is not None
 
 
 def test_the_pod_limit_is_enforced(cluster: Cluster, settings: Any) -> None:
@@ -129,7 +133,7 @@ def test_a_run_matches_the_engine_on_the_same_inputs(
     assert [r["placed"] for r in result["runs"]] == [e.placed for e in expected]
     moved = differences(*expected)
     assert result["differenceCount"] == len(moved) > 0  # spreading vs packing differ
-    assert result["differences"][0] == moved[0].to_dict()
+    assert result["differences"][0] == {**moved[0].to_dict(), "pending": [False, False]}
     for side in [result["before"], *result["runs"]]:
         assert sum(side["distribution"]["cpu"]) == stored.node_count
     for side, run_ in zip(result["runs"], expected, strict=True):
@@ -159,8 +163,34 @@ def test_pending_pods_of_the_snapshot_are_a_workload(
     assert run.pod_count == ClusterSnapshot.snapshots.get(pk=run.snapshot_id).pending_pod_count
     assert run.workload == ""
     assert run.result["differenceCount"] == 0  # the same configuration places alike
-    errors = errors_of(cluster, workload_source="pending")
-    assert "spec.schedulerName: no profile named 'batch-scheduler'" in errors["candidate"][0]
+    assert [side["pending"] for side in run.result["runs"]] == [0, 0]
+
+
+def test_pods_without_a_profile_stay_pending_as_kube_scheduler_leaves_them(
+    cluster: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The demo's pending pods ask for profiles the defaults lack: kube-scheduler would ignore
+    those pods (they stay Pending), so the run counts them pending on that side, with why."""
+    with django_capture_on_commit_callbacks(execute=True):
+        run = start(cluster, workload_source="pending", workload="", candidate=DEFAULTS)
+    run.refresh_from_db()
+    assert run.status == WhatIfStatus.SUCCEEDED, run.error
+    snapshot = snapshot_for(ClusterSnapshot.snapshots.get(pk=run.snapshot_id))
+    others = {p.scheduler_name for p in snapshot.pending} - {"default-scheduler"}
+    expected = sum(1 for p in snapshot.pending if p.scheduler_name in others)
+    assert others and expected
+    stored_side, defaults_side = run.result["runs"]
+    assert stored_side["pending"] == 0 and stored_side["pendingReasons"] == []
+    assert defaults_side["pending"] == expected
+    assert defaults_side["placed"] + defaults_side["unschedulable"] + expected == run.pod_count
+    assert {r["reason"] for r in defaults_side["pendingReasons"]} == {
+        f"no profile for schedulerName {name}" for name in others
+    }
+    assert sum(r["pods"] for r in defaults_side["pendingReasons"]) == expected
+    # Not counted among the pods a profile found no node for.
+    assert all("no profile" not in r["reason"] for r in defaults_side["reasons"])
+    moved = [d for d in run.result["differences"] if d["pending"] == [False, True]]
+    assert moved and all(d["nodes"][1] is None for d in moved)
 
 
 def test_a_run_is_claimed_once_and_a_cancelled_one_stops(cluster: Cluster) -> None:
@@ -271,8 +301,43 @@ def test_bad_input_is_shown_on_its_field_and_kept(
     errors = response.context["form"].errors
     assert list(errors) == ["candidate_yaml"]
     assert "scoringStrategy.type: supported values" in errors["candidate_yaml"][0]
-    assert "scoringStrategy: {type: Most}" in response.content.decode()  # nothing is lost
+    html = response.content.decode()
+    assert "scoringStrategy: {type: Most}" in html  # nothing is lost
     assert not WhatIfRun.objects.exists()
+    # A summary at the top, focused on load, links to the field at fault.
+    assert response.context["errors"] == [
+        ("id_candidate_yaml", "Candidate (B): YAML", errors["candidate_yaml"][0])
+    ]
+    assert 'id="error-summary" autofocus' in html
+    assert html.index('id="error-summary"') < html.index('class="card form whatif"')
+    assert '<a href="#id_candidate_yaml">Candidate (B): YAML</a>' in html
+    assert "<title>Error: What-if" in html
+
+
+def test_every_error_is_on_its_field_and_in_the_summary(
+    client: Client, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    """Without a stored configuration, "stored" is wrong on the source field (there is no YAML
+    at fault); a broken workload on the manifests; a missing profile is no error at all."""
+    client.force_login(editor)
+    data = form_data(
+        demo_snapshot.cluster,
+        workload="kind: [",
+        candidate_source="custom",
+        candidate_yaml="kind: Nope",
+    )
+    response = client.post(reverse("whatif-list"), data)
+    errors = response.context["form"].errors
+    assert set(errors) == {"baseline_source", "workload", "candidate_yaml"}
+    summary = response.context["errors"]
+    assert [(id_, label) for id_, label, _ in summary] == [
+        ("id_workload", "Manifests (YAML or JSON, several documents or a List)"),
+        ("id_baseline_source", "Baseline (A): Source"),
+        ("id_candidate_yaml", "Candidate (B): YAML"),
+    ]
+    assert "has no stored scheduler configuration" in summary[1][2]
+    assert not WhatIfRun.objects.exists()
+    assert "error-summary" not in client.get(reverse("whatif-list")).content.decode()
 
 
 def test_an_editor_runs_a_comparison_and_reads_it(
@@ -442,3 +507,177 @@ def test_configurations_are_checked_for_the_clusters_scheduler_target(cluster: C
     cluster.scheduler_flavor, cluster.scheduler_version = "custom", "1.35"
     cluster.save()
     assert start(cluster, candidate=candidate).pk is not None
+
+
+def test_the_page_says_how_many_pods_stay_pending_and_why(
+    client: Client, viewer: User, cluster: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        run = start(cluster, workload_source="pending", workload="", candidate=DEFAULTS)
+    run.refresh_from_db()
+    pending = run.result["runs"][1]["pending"]
+    response = page(client, viewer, reverse("whatif-detail", args=[run.pk]))
+    html = response.content.decode()
+    assert f"B: {pending} pods stay pending: no profile for schedulerName" in html
+    assert "kube-scheduler ignores a pod whose schedulerName none of its profiles has" in html
+    rows = {m.name: m.values for m in response.context["metrics"]}
+    assert rows["pods pending: no profile for their schedulerName"] == ("0", str(pending))
+    assert f"{pending} pending" in html
+
+
+# -- presets ------------------------------------------------------------------------------------
+
+
+def _fit_strategies(document: dict[str, Any]) -> list[Any]:
+    return [
+        entry["args"]["scoringStrategy"]
+        for profile in document["profiles"]
+        for entry in profile.get("pluginConfig", [])
+        if entry["name"] == "NodeResourcesFit"
+    ]
+
+
+def _loadaware(engine_config: Any) -> list[dict[str, Any]]:
+    return [
+        dict(p.plugin_args["LoadAwareScheduling"])
+        for p in engine_config.profiles
+        if "LoadAwareScheduling" in p.enabled_plugins()
+    ]
+
+
+def test_presets_derive_a_candidate_from_the_stored_configuration(
+    cluster: Cluster, django_capture_on_commit_callbacks: Any
+) -> None:
+    stored = SchedulerConfiguration.objects.get(cluster=cluster)
+    before = stored.written_document()
+    packing = whatif.preset_configuration(cluster, "most-allocated", None)
+    assert packing.base == f"stored configuration v{stored.version}"
+    assert packing.label == "MostAllocated"
+    strategies = _fit_strategies(packing.document)
+    assert len(strategies) == len(packing.document["profiles"]) >= 1
+    assert {s["type"] for s in strategies} == {"MostAllocated"}
+    # Everything else is the stored configuration's, untouched.
+    assert [p["schedulerName"] for p in packing.document["profiles"]] == [
+        p["schedulerName"] for p in before["profiles"]
+    ]
+    assert stored.written_document() == before
+
+    ratio = whatif.preset_configuration(cluster, "requested-to-capacity", None)
+    (strategy, *_) = _fit_strategies(ratio.document)
+    assert strategy["type"] == "RequestedToCapacityRatio"
+    assert strategy["requestedToCapacityRatio"]["shape"][-1] == {"utilization": 100, "score": 10}
+
+    was = _loadaware(engine_for(before).config)
+    up = whatif.preset_configuration(cluster, "loadaware-thresholds", 10)
+    assert up.label == "LoadAware thresholds +10 points"
+    now = _loadaware(engine_for(up.document).config)
+    assert was and len(now) == len(was)
+    for old, new in zip(was, now, strict=True):
+        assert new["usageThresholds"] == {
+            name: min(100, value + 10) if value else 0
+            for name, value in old["usageThresholds"].items()
+        }
+    down = whatif.preset_configuration(cluster, "loadaware-thresholds", -200)
+    assert all(
+        set(p["usageThresholds"].values()) <= {0, 1}
+        for p in _loadaware(engine_for(down.document).config)
+    )
+
+    # A derived candidate runs like any YAML.
+    candidate = whatif.ConfigurationInput("custom", yaml.safe_dump(packing.document), "pack")
+    with django_capture_on_commit_callbacks(execute=True):
+        run = start(cluster, candidate=candidate)
+    run.refresh_from_db()
+    assert run.status == WhatIfStatus.SUCCEEDED, run.error
+
+
+def test_presets_name_what_is_missing(cluster: Cluster, demo_snapshot: ClusterSnapshot) -> None:
+    def problem(*args: Any) -> dict[str, list[str]]:
+        with pytest.raises(whatif.WhatIfInvalid) as caught:
+            whatif.preset_configuration(*args)
+        return caught.value.errors
+
+    assert problem(cluster, "", None) == {"preset": ["choose a preset"]}
+    assert "percentage points" in problem(cluster, "loadaware-thresholds", 0)["points"][0]
+    other = Cluster.objects.create(name="plain")
+    assert problem(other, "loadaware-thresholds", 5) == {
+        "preset": ["no profile of the configuration enables LoadAwareScheduling"]
+    }
+    # Without a stored configuration a preset starts from kube-scheduler's defaults.
+    packing = whatif.preset_configuration(other, "most-allocated", None)
+    assert packing.base == "kube-scheduler defaults"
+    assert _fit_strategies(packing.document) == [{"type": "MostAllocated"}]
+
+
+def test_a_preset_fills_in_the_sides_yaml_to_read_before_running(
+    client: Client, editor: User, cluster: Cluster
+) -> None:
+    client.force_login(editor)
+    data = form_data(
+        cluster,
+        candidate_source="defaults",
+        candidate_label="",
+        candidate_yaml="",
+        candidate_preset="loadaware-thresholds",
+        candidate_points="-15",
+        apply_preset="candidate",
+    )
+    response = client.post(reverse("whatif-list"), data)
+    assert response.status_code == 200 and not WhatIfRun.objects.exists()  # nothing runs
+    form = response.context["form"]
+    assert not form.errors and response.context["errors"] == []
+    assert form["candidate_source"].value() == "custom"
+    assert form["candidate_label"].value() == "LoadAware thresholds -15 points"
+    derived = yaml.safe_load(form["candidate_yaml"].value())
+    assert derived == whatif.preset_configuration(cluster, "loadaware-thresholds", -15).document
+    html = response.content.decode()
+    assert "the cluster&#x27;s stored configuration v" in html
+    assert "LoadAware usage thresholds -15 percentage points" in html
+    # The page opens on the derived YAML (autofocus: no script needed).
+    textareas = re.findall(r"<textarea [^>]*>", html)
+    assert [t for t in textareas if "autofocus" in t] == [
+        t for t in textareas if 'id="id_candidate_yaml"' in t
+    ]
+    # The other inputs are kept as they were.
+    assert form["workload"].value() == SAMPLE_WORKLOAD
+    assert form["baseline_source"].value() == "stored"
+    # Then the run uses the derived YAML as it stands.
+    with_run = {k: str(v) for k, v in form.data.items()}
+    with_run.pop("apply_preset")
+    client.post(reverse("whatif-list"), with_run)
+    run = WhatIfRun.objects.get()
+    assert run.candidate == derived and run.candidate_label == "LoadAware thresholds -15 points"
+
+
+def test_a_preset_that_cannot_apply_says_why_on_its_field(
+    client: Client, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    client.force_login(editor)
+    data = form_data(
+        demo_snapshot.cluster,
+        candidate_preset="loadaware-thresholds",
+        candidate_points="5",
+        apply_preset="candidate",
+    )
+    response = client.post(reverse("whatif-list"), data)
+    assert response.context["form"].errors == {
+        "candidate_preset": ["no profile of the configuration enables LoadAwareScheduling"]
+    }
+    assert response.context["errors"][0][:2] == ("id_candidate_preset", "Candidate (B): Preset")
+    assert response.context["form"]["candidate_yaml"].value() == PACKING  # untouched
+
+
+@pytest.mark.parametrize("preset", ["most-allocated", "requested-to-capacity"])
+def test_a_preset_is_written_for_the_clusters_scheduler_version(
+    cluster: Cluster, preset: str
+) -> None:
+    """koord-scheduler 1.4 (Kubernetes 1.24) reads v1beta2 and v1beta3, not v1: the derived
+    configuration is in a version it reads and passes its checks."""
+    cluster.scheduler_flavor, cluster.scheduler_version = "koord-scheduler", "1.4"
+    cluster.save()
+    derived = whatif.preset_configuration(cluster, preset, None)
+    assert derived.document["apiVersion"] == "kubescheduler.config.k8s.io/v1beta3"
+    _, errors = validate_configuration(derived.document, target=cluster.scheduler_target())
+    assert errors == []
+    up = whatif.preset_configuration(cluster, "loadaware-thresholds", 5)
+    assert up.document["apiVersion"] == "kubescheduler.config.k8s.io/v1beta3"

@@ -166,3 +166,28 @@ def test_progress_counts_pods_over_every_configuration_and_can_stop_the_run() ->
 
     with pytest.raises(Stop):
         what_if(cluster(), pods(3, 100), NOW, configurations, progress=stop_after_two)
+
+
+def test_a_configuration_without_the_pods_profile_leaves_them_pending() -> None:
+    manifest = make_pod("batch-0", containers=[make_container("c", {"cpu": 100, "memory": GI})])
+    manifest["spec"]["schedulerName"] = "batch"
+    workload = [*pods(2, 1000), parse_pod(manifest)]
+    with pytest.raises(Exception, match="no profile named 'batch'"):
+        what_if(cluster(), workload, NOW, [("spread", engine())])
+    two_profiles = load_configuration(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": "default-scheduler"}, {"schedulerName": "batch"}],
+        }
+    )
+    runs = what_if(
+        cluster(),
+        workload,
+        NOW,
+        [("one profile", engine()), ("two profiles", Engine(two_profiles))],
+        unrouted_pending=True,
+    )
+    assert [(r.placed, r.pending, r.unschedulable) for r in runs] == [(2, 1, 0), (3, 0, 0)]
+    assert runs[0].placements[2].reason == "no profile for schedulerName batch"
+    assert [d.pod for d in differences(runs[0], runs[1])] == ["default/batch-0"]

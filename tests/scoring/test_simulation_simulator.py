@@ -140,3 +140,31 @@ def test_the_cache_reports_its_reuse() -> None:
     assert run.cache.filter_misses > 0 and run.cache.filter_hits > run.cache.filter_misses
     # Each placement dirties one node for the resource filter.
     assert run.cache.filter_nodes_recomputed == 9
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_a_pod_without_a_profile_can_stay_pending_as_kube_scheduler_leaves_it(
+    use_cache: bool,
+) -> None:
+    snapshot = nodes(1000)
+    pods = [pod("a", 600), pod("b", 600, scheduler="batch"), pod("c", 600)]
+    seen: list[int] = []
+    run = simulate(
+        config(),
+        snapshot,
+        pods,
+        NOW,
+        use_cache=use_cache,
+        progress=seen.append,
+        unrouted_pending=True,
+    )
+    assert [(p.node, p.routed) for p in run.placements] == [
+        ("n0", True),
+        (None, False),
+        (None, True),
+    ]
+    assert run.placements[1].reason == "no profile for schedulerName batch"
+    assert run.placements[1].profile == "batch"
+    assert (run.placed, run.pending, run.unschedulable) == (1, 1, 1)
+    assert seen == [1, 2, 3]
+    assert [p.key for p in snapshot.pods_on_node[0]] == ["default/a"]  # b reserved nothing

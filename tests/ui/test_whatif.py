@@ -101,3 +101,185 @@ def test_a_queued_comparison_shows_progress_then_its_results(
     page.get_by_role("heading", name="Side by side").wait_for()
     assert "succeeded" in status.inner_text()
     assert "0 of 40 pods" in page.locator("#moved").inner_text()
+
+
+NO_OVERFLOW = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+
+
+def test_pods_without_a_profile_show_as_pending_with_the_reason(
+    page: Any, live_server: Any, cluster: Cluster, screenshot: Shot
+) -> None:
+    make_user("eve", Role.EDITOR)
+    log_in(page, live_server, "eve")
+    page.goto(f"{live_server.url}/what-if/")
+    # The snapshot's pending pods ask for profiles kube-scheduler's defaults lack.
+    page.get_by_label("The snapshot's pending pods", exact=False).check()
+    candidate = page.get_by_role("group", name="Candidate (B)")
+    candidate.get_by_label("Source", exact=True).select_option("defaults")
+    page.get_by_role("button", name="Run the comparison").click()
+
+    page.wait_for_url("**/what-if/*/")
+    run = WhatIfRun.objects.get()
+    assert run.status == WhatIfStatus.SUCCEEDED, run.error
+    pending = run.result["runs"][1]["pending"]
+    assert pending > 0
+    note = page.locator("[data-pending-note]")
+    assert note.count() == 1
+    assert note.inner_text().startswith(f"B: {pending} pods stay pending: no profile for")
+    row = page.locator("table.compare").get_by_role("row", name="pods pending", exact=False)
+    assert row.inner_text().split("\t")[1:] == ["0", str(pending)]
+    screenshot(page, "what-if-pending-no-profile")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate(NO_OVERFLOW)
+    screenshot(page, "what-if-pending-no-profile-phone")
+
+
+BAD_CANDIDATE = """\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy: {type: Most}
+"""
+
+
+def _submit_a_bad_candidate(page: Any, live_server: Any) -> None:
+    page.goto(f"{live_server.url}/what-if/")
+    candidate = page.get_by_role("group", name="Candidate (B)")
+    candidate.get_by_label("Source", exact=True).select_option("custom")
+    candidate.get_by_label("YAML", exact=False).fill(BAD_CANDIDATE)
+    page.get_by_role("button", name="Run the comparison").click()
+    page.wait_for_load_state()
+
+
+def _in_view(page: Any, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    height = page.evaluate("() => window.innerHeight")
+    return bool(box) and 0 <= box["y"] < height
+
+
+def test_an_error_is_summarised_at_the_top_focused_and_linked_to_its_field(
+    page: Any, live_server: Any, browser: Any, cluster: Cluster, screenshot: Shot
+) -> None:
+    make_user("eve", Role.EDITOR)
+    log_in(page, live_server, "eve")
+    _submit_a_bad_candidate(page, live_server)
+    assert page.title() == "Error: What-if · schedboard"
+    summary = page.locator("#error-summary")
+    assert summary.get_attribute("role") == "alert"
+    assert "1 problem: the comparison was not started" in summary.inner_text()
+    assert page.evaluate("() => document.activeElement.id") == "error-summary"
+    assert _in_view(page, "#error-summary")
+    # The message is on the field at fault too, and the field keeps what was typed.
+    candidate = page.get_by_role("group", name="Candidate (B)")
+    assert (
+        "scoringStrategy.type: supported values" in candidate.locator(".field-errors").inner_text()
+    )
+    assert page.get_by_role("group", name="Baseline (A)").locator(".field-errors").count() == 0
+    screenshot(page, "what-if-error-summary")
+    summary.get_by_role("link", name="Candidate (B): YAML").click()
+    assert page.evaluate("() => document.activeElement.id") == "id_candidate_yaml"
+    assert _in_view(page, "#id_candidate_yaml")
+    assert "{type: Most}" in page.locator("#id_candidate_yaml").input_value()
+    screenshot(page, "what-if-error-field")
+    assert not WhatIfRun.objects.exists()
+
+    # Without JavaScript the page is the same: the summary is focused (autofocus), links work.
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
+    try:
+        plain = context.new_page()
+        log_in(plain, live_server, "eve")
+        _submit_a_bad_candidate(plain, live_server)
+        assert plain.evaluate("() => document.activeElement.id") == "error-summary"
+        assert _in_view(plain, "#error-summary")
+        assert plain.evaluate(NO_OVERFLOW)
+        screenshot(plain, "what-if-error-summary-phone-no-js")
+        plain.locator("#error-summary a").click()
+        assert plain.url.endswith("#id_candidate_yaml")
+        assert _in_view(plain, "#id_candidate_yaml")
+    finally:
+        context.close()
+
+
+def test_the_run_button_shows_the_comparison_is_under_way(
+    page: Any, live_server: Any, cluster: Cluster, screenshot: Shot
+) -> None:
+    """Without a broker the comparison runs before the page answers, with one it is queued:
+    either way the button says the work is under way and cannot be pressed twice. (The submit
+    is held back here so the busy state can be looked at, then sent.)"""
+    make_user("eve", Role.EDITOR)
+    log_in(page, live_server, "eve")
+    page.goto(f"{live_server.url}/what-if/")
+    page.evaluate(
+        "document.querySelector('form.whatif').addEventListener('submit', e => e.preventDefault())"
+    )
+    page.get_by_role("button", name="Run the comparison").click()
+    busy = page.locator("form.whatif button.busy")
+    busy.wait_for()
+    assert busy.is_disabled() and busy.inner_text() == "Starting the comparison…"
+    assert page.locator("form.whatif").get_attribute("aria-busy") == "true"
+    screenshot(page, "what-if-busy")
+    page.evaluate("document.querySelector('form.whatif').submit()")
+    page.wait_for_url("**/what-if/*/")
+    assert WhatIfRun.objects.get().status == WhatIfStatus.SUCCEEDED
+
+
+def _derive(page: Any, preset: str, points: str | None = None) -> Any:
+    candidate = page.get_by_role("group", name="Candidate (B)")
+    candidate.get_by_label("Preset (derived", exact=False).select_option(label=preset)
+    if points is not None:
+        candidate.get_by_label("percentage points", exact=False).fill(points)
+    candidate.get_by_role("button", name="Derive the YAML for Candidate (B)").click()
+    page.wait_for_load_state()
+    return page.get_by_role("group", name="Candidate (B)")
+
+
+def test_a_preset_derives_the_candidate_from_the_stored_configuration(
+    page: Any, live_server: Any, browser: Any, cluster: Cluster, screenshot: Shot
+) -> None:
+    make_user("eve", Role.EDITOR)
+    log_in(page, live_server, "eve")
+    page.goto(f"{live_server.url}/what-if/")
+    candidate = _derive(page, "NodeResourcesFit MostAllocated (packing)")
+    notice = candidate.get_by_role("status")
+    assert "the cluster's stored configuration v" in notice.inner_text()
+    assert candidate.get_by_label("Source", exact=True).input_value() == "custom"
+    assert candidate.get_by_label("Name (optional)").input_value() == "MostAllocated"
+    yaml_box = page.locator("#id_candidate_yaml")
+    assert "type: MostAllocated" in yaml_box.input_value()
+    assert page.evaluate("() => document.activeElement.id") == "id_candidate_yaml"
+    assert not WhatIfRun.objects.exists()  # deriving runs nothing
+    screenshot(page, "what-if-preset-packing")
+
+    candidate = _derive(page, "LoadAware usage thresholds ± N percentage points", "-10")
+    assert (
+        "LoadAware usage thresholds -10 percentage points"
+        in candidate.get_by_role("status").inner_text()
+    )
+    assert "usageThresholds" in yaml_box.input_value()
+    # The derived YAML and its name can still be edited before running.
+    candidate.get_by_label("Name (optional)").fill("thresholds -10")
+    screenshot(page, "what-if-preset-loadaware")
+    # Enter in a text box runs the comparison (the form's default button), not a preset.
+    candidate.get_by_label("Name (optional)").press("Enter")
+    page.wait_for_url("**/what-if/*/")
+    run = WhatIfRun.objects.get()
+    assert run.status == WhatIfStatus.SUCCEEDED, run.error
+    assert page.get_by_role("heading", level=1).inner_text().endswith("vs thresholds -10")
+
+    # Server-side: the same without JavaScript, and it fits a phone.
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
+    try:
+        plain = context.new_page()
+        log_in(plain, live_server, "eve")
+        plain.goto(f"{live_server.url}/what-if/")
+        _derive(plain, "RequestedToCapacityRatio (shape 0% → 0, 100% → 10: packing)")
+        assert "type: RequestedToCapacityRatio" in plain.locator("#id_candidate_yaml").input_value()
+        assert plain.evaluate("() => document.activeElement.id") == "id_candidate_yaml"
+        assert plain.evaluate(NO_OVERFLOW)
+        screenshot(plain, "what-if-preset-phone-no-js")
+    finally:
+        context.close()

@@ -12,7 +12,7 @@ from django import forms
 
 from policy.clusters.models import Cluster
 from policy.core.choices import ConfigurationSource, WorkloadSource
-from policy.decisions.whatif import MAX_WORKLOAD_BYTES
+from policy.decisions.whatif import MAX_WORKLOAD_BYTES, PRESETS
 
 SAMPLE_WORKLOAD = """\
 # A Deployment of 40 replicas; Pods, ReplicaSets, StatefulSets and Jobs are read too.
@@ -65,6 +65,20 @@ def _side_fields() -> dict[str, forms.Field]:
     thresholds it sees, and the YAML for the custom source."""
     return {
         "source": forms.ChoiceField(label="Source", choices=ConfigurationSource.choices),
+        "preset": forms.ChoiceField(
+            required=False,
+            label="Preset (derived from the cluster's stored configuration)",
+            choices=[("", "— choose a preset —"), *PRESETS.items()],
+            help_text="Fills in the YAML below (source: YAML) for this cluster's scheduler "
+            "version, to read and edit before running.",
+        ),
+        "points": forms.IntegerField(
+            required=False,
+            label="± N percentage points (LoadAware preset)",
+            initial=10,
+            min_value=-100,
+            max_value=100,
+        ),
         "label": forms.CharField(required=False, max_length=120, label="Name (optional)"),
         "thresholds": forms.BooleanField(
             required=False,
@@ -127,6 +141,8 @@ class WhatIfForm(forms.Form):
                 "name": name,
                 "legend": legend,
                 "source": self[f"{name}_source"],
+                "preset": self[f"{name}_preset"],
+                "points": self[f"{name}_points"],
                 "label": self[f"{name}_label"],
                 "thresholds": self[f"{name}_thresholds"],
                 "yaml": self[f"{name}_yaml"],

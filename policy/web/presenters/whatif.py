@@ -51,6 +51,14 @@ def metrics(runs: Sequence[Mapping[str, Any]], resources: Sequence[str]) -> list
             _better(a["unschedulable"], b["unschedulable"]),
         ),
     ]
+    if a.get("pending") or b.get("pending"):
+        rows.append(
+            Metric(
+                "pods pending: no profile for their schedulerName",
+                (str(a.get("pending", 0)), str(b.get("pending", 0))),
+                None,  # a missing profile, not a better or worse placement
+            )
+        )
     for name in resources:
         ua, ub = a["utilization"].get(name), b["utilization"].get(name)
         if not ua or not ub:
@@ -126,6 +134,10 @@ def outcome_chart(result: Mapping[str, Any], resources: Sequence[str]) -> SafeSt
         [a["placed"], a["unschedulable"]],
         [b["placed"], b["unschedulable"]],
     ]
+    if a.get("pending") or b.get("pending"):
+        categories.append("pending (no profile)")
+        values[0].append(a.get("pending", 0))
+        values[1].append(b.get("pending", 0))
     for name in resources:
         if a["utilization"].get(name, {}).get("overThreshold") is None:
             continue
@@ -163,7 +175,36 @@ def spread_chart(result: Mapping[str, Any]) -> SafeString | None:
 
 
 def moved_pods(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The pods placed differently, each side's node or what became of the pod instead."""
     return [
-        {"pod": d["pod"], "baseline": d["nodes"][0], "candidate": d["nodes"][1]}
+        {
+            "pod": d["pod"],
+            "baseline": _where(d, 0),
+            "candidate": _where(d, 1),
+        }
         for d in result.get("differences", [])
     ]
+
+
+def _where(difference: Mapping[str, Any], side: int) -> str:
+    node = difference["nodes"][side]
+    if node is not None:
+        return str(node)
+    pending = difference.get("pending") or [False, False]
+    return "pending (no profile for its schedulerName)" if pending[side] else "unschedulable"
+
+
+def pending_notes(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Per side that left pods pending: how many and why (kube-scheduler ignores a pod whose
+    schedulerName none of its profiles has; the pod stays Pending)."""
+    notes = []
+    for letter, run in zip("AB", runs, strict=False):
+        count = run.get("pending", 0)
+        if not count:
+            continue
+        why = "; ".join(f"{r['reason']} ({r['pods']})" for r in run.get("pendingReasons", []))
+        notes.append(
+            f"{letter}: {count} pod{'s' if count != 1 else ''} stay pending: {why}. "
+            "kube-scheduler ignores a pod whose schedulerName none of its profiles has."
+        )
+    return notes

@@ -21,13 +21,14 @@ from policy.decisions.models import WhatIfRun
 from policy.policies import rendering
 from policy.policies.services import PolicyInvalid
 from policy.web import sorting
-from policy.web.forms.whatif import SAMPLE_CONFIGURATION, SAMPLE_WORKLOAD, WhatIfForm
+from policy.web.forms.whatif import SAMPLE_CONFIGURATION, SAMPLE_WORKLOAD, SIDES, WhatIfForm
 from policy.web.pages import selected_cluster
 from policy.web.presenters import whatif as present
 
 RUNS_PER_PAGE = 20
 MOVED_PER_PAGE = 100
-FIELDS = {"baseline": "baseline_yaml", "candidate": "candidate_yaml", "snapshot": "cluster"}
+FIELDS = {"snapshot": "cluster"}
+SIDE_LEGENDS = dict(SIDES)
 
 
 def _stored_yaml(cluster: Cluster) -> str:
@@ -106,12 +107,81 @@ def _start(request: HttpRequest, form: WhatIfForm) -> WhatIfRun | None:
         )
     except whatif.WhatIfInvalid as exc:
         for field, problems in exc.errors.items():
-            target = FIELDS.get(field, field)
-            if target == "workload" and data.get("upload") is not None:
-                target = "upload"
+            target = _field_at_fault(data, field)
             for problem in problems:
                 form.add_error(target if target in form.fields else None, problem)
         return None
+
+
+def _field_at_fault(data: dict[str, Any], field: str) -> str:
+    """The form field a service error belongs to: a side's YAML when it ran from YAML, else
+    its source; the upload when the workload came from a file."""
+    if field in SIDE_LEGENDS:
+        custom = data.get(f"{field}_source") == ConfigurationSource.CUSTOM
+        return f"{field}_yaml" if custom else f"{field}_source"
+    if field == "workload" and data.get("upload") is not None:
+        return "upload"
+    return FIELDS.get(field, field)
+
+
+def error_summary(form: WhatIfForm) -> list[tuple[str, str, str]]:
+    """(field id or "", name, message) of every error, in the order of the page, for the
+    summary at the top: each links to its field."""
+    if not form.is_bound:
+        return []
+    out = []
+    for name in [*form.fields, "__all__"]:
+        for message in form.errors.get(name, []):
+            if name == "__all__":
+                out.append(("", "", str(message)))
+                continue
+            bound = form[name]
+            side, _, _ = name.partition("_")
+            label = str(bound.label)
+            if side in SIDE_LEGENDS:
+                label = f"{SIDE_LEGENDS[side]}: {label.split(' (', 1)[0]}"
+            out.append((bound.id_for_label, label, str(message)))
+    return out
+
+
+def _apply_preset(form: WhatIfForm, side: str) -> tuple[WhatIfForm, dict[str, str] | None]:
+    """The "Derive the YAML" button of ``side``: its preset applied to the cluster's current
+    configuration, put in the side's YAML (source: YAML) to read and edit; nothing runs."""
+    form.is_valid()  # the shapes: the cluster, the preset, its points
+    data = form.cleaned_data
+    cluster = data.get("cluster")
+    if cluster is None or f"{side}_points" in form.errors:
+        return form, None
+    try:
+        preset = whatif.preset_configuration(
+            cluster, data.get(f"{side}_preset") or "", data.get(f"{side}_points")
+        )
+    except whatif.WhatIfInvalid as exc:
+        fresh = WhatIfForm(form.data)  # only the preset's problem is shown
+        fresh.is_valid()
+        for field, problems in exc.errors.items():
+            for problem in problems:
+                fresh.add_error(f"{side}_{field}", problem)
+        return fresh, None
+    values = dict(form.data.items())
+    values.update(
+        {
+            f"{side}_source": ConfigurationSource.CUSTOM,
+            f"{side}_yaml": yaml.safe_dump(preset.document, sort_keys=False),
+            f"{side}_label": preset.label,
+        }
+    )
+    if data.get("upload") is not None and data.get("workload"):
+        # An uploaded file's text stays (the file itself cannot).
+        values["workload"] = data["workload"]
+    derived = WhatIfForm(values)
+    derived.is_valid()
+    derived.fields[f"{side}_yaml"].widget.attrs["autofocus"] = True
+    return derived, {
+        "side": side,
+        "text": f"{SIDE_LEGENDS[side]}: the YAML below is the cluster's {preset.base} with "
+        f"{preset.description}. Read it, edit it if you like, then run the comparison.",
+    }
 
 
 RUN_COLUMNS = (
@@ -138,10 +208,14 @@ def whatif_list(request: HttpRequest) -> HttpResponse:
         if not editor:
             raise PermissionDenied("Starting a comparison needs the editor role.")
         form = WhatIfForm(request.POST, request.FILES)
-        if form.is_valid() and (run := _start(request, form)) is not None:
+        side, preset_notice = request.POST.get("apply_preset", ""), None
+        if side in SIDE_LEGENDS:
+            form, preset_notice = _apply_preset(form, side)
+        elif form.is_valid() and (run := _start(request, form)) is not None:
             return redirect("whatif-detail", pk=run.pk)
         cluster = form.cleaned_data.get("cluster")
     else:
+        preset_notice = None
         cluster = selected_cluster(request, clusters)
         previous_id = parse_id(request.GET.get("from"))
         previous = WhatIfRun.objects.filter(pk=previous_id).first() if previous_id else None
@@ -158,6 +232,8 @@ def whatif_list(request: HttpRequest) -> HttpResponse:
         "policy/whatif/list.html",
         {
             "form": form if editor else None,
+            "errors": error_summary(form) if editor else [],
+            "preset_notice": preset_notice,
             "clusters": clusters,
             "cluster": cluster,
             "page": page,
@@ -193,6 +269,7 @@ def whatif_detail(request: HttpRequest, pk: int) -> HttpResponse:
         context.update(
             result=result,
             sides=result["runs"],
+            pending_notes=present.pending_notes(result["runs"]),
             metrics=present.metrics(result["runs"], resources),
             outcome=present.outcome_chart(result, resources),
             spread=present.spread_chart(result),
