@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -66,14 +65,14 @@ def test_persistent_failures_give_up_with_the_message(
     via_proxy: Connection, proxy: FaultProxy, configmap: str
 ) -> None:
     proxy.fail(100, 500, matching("GET", configmap))
-    started = time.monotonic()
     with pytest.raises(
         TransientError, match=r"injected fault 500 \(gave up after 4 attempt"
     ) as info:
         plan_configmap_key(via_proxy, NS, configmap, "config", "v2")
     assert info.value.attempts == 4 and info.value.status == 500
     assert proxy.outcomes("GET", configmap) == ["fail 500"] * 4
-    assert time.monotonic() - started < 2  # backoff is capped
+    policy = via_proxy.retry_policy  # backoff is capped, whatever the server says
+    assert all(policy.delay(n, 3600) <= policy.max_delay for n in range(policy.attempts))
 
 
 def test_429_is_retried(via_proxy: Connection, proxy: FaultProxy, configmap: str) -> None:
@@ -155,10 +154,9 @@ def test_connection_refused_until_the_server_answers(kube: KubeServer, tmp_path:
     kubeconfig = kube.kubeconfig_for(f"https://127.0.0.1:{port}", tmp_path / "kubeconfig")
     policy = RetryPolicy(attempts=10, base_delay=0.05, max_delay=0.2)
     try:
-        started = time.monotonic()
+        assert not timer.finished.is_set()  # nothing listens yet: the first tries fail
         with kube.connect(kubeconfig=kubeconfig, retry_policy=policy) as conn:
             assert conn.version()["platform"] == "linux/amd64"
-        assert time.monotonic() - started >= 0.3
     finally:
         timer.join()
         late.stop()

