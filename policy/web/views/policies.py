@@ -17,7 +17,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
-from django.db import models, transaction
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -27,147 +27,23 @@ from policy.accounts.changes import ChangeContext, history
 from policy.accounts.roles import can_edit_policy, role_required
 from policy.clusters.models import Cluster
 from policy.core.choices import Role
-from policy.core.models import VersionedModel
 from policy.core.params import parse_id
 from policy.policies import rendering
 from policy.policies import services as policies
 from policy.policies.located import NON_FIELD, located_body
 from policy.policies.models import (
     LoadAwareSchedulingArgs,
-    NodeMetricCollectPolicy,
     NodeThresholdPolicy,
     SchedulerConfiguration,
     SchedulerProfile,
 )
 from policy.sync import status as sync_status
+from policy.web.editors import Editor, editor_for
 from policy.web.forms import policies as pf
 from policy.web.pages import selected_cluster
 from policy.web.presenters import policies as ui
 from policy.web.presenters import profile_plugins
 from policy.web.views import policy_merge as merging
-
-# -- what each editor edits ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Editor:
-    slug: str
-    noun: str
-    model: type[VersionedModel]
-    service: policies.PolicyService[Any]
-    form: type[pf.PolicyForm]
-    parent_field: str
-    parent_model: type[models.Model]
-    render: Callable[[Cluster], ui.Rendered]
-    cluster_of_parent: Callable[[Any], Cluster]
-
-    def cluster_of(self, obj: Any) -> Cluster:
-        return self.cluster_of_parent(getattr(obj, self.parent_field))
-
-    def short_label(self, obj: Any) -> str:
-        """For breadcrumbs: the label without the cluster (which the crumb before names)."""
-        if isinstance(obj, SchedulerConfiguration):
-            return "Scheduler configuration"
-        return self.label(obj)
-
-    def label(self, obj: Any) -> str:
-        """The object's name as a title starts with it (capitalised)."""
-        text = self.phrase(obj)
-        return text[:1].upper() + text[1:]
-
-    def phrase(self, obj: Any) -> str:
-        """The object's name inside a sentence: "scheduler configuration of cluster staging",
-        "profile batch", "LoadAware args of profile batch"."""
-        if isinstance(obj, SchedulerConfiguration):
-            return f"scheduler configuration of cluster {obj.cluster.name}"
-        if isinstance(obj, SchedulerProfile):
-            return f"profile {obj}"
-        if isinstance(obj, LoadAwareSchedulingArgs):
-            return f"LoadAware args of profile {obj.profile}"
-        return f"{self.noun} {obj}"
-
-    def new_title(self, parent: Any) -> str:
-        """The title of a new object's page: "New profile in scheduler configuration of
-        cluster staging", "New node threshold policy of cluster staging", "New LoadAware args
-        for profile batch"."""
-        if isinstance(parent, Cluster):
-            return f"New {self.noun} of cluster {parent.name}"
-        if isinstance(parent, SchedulerProfile):
-            return f"New {self.noun} for profile {parent}"
-        return f"New {self.noun} in {self.phrase(parent)}"
-
-
-def _config_cluster(configuration: SchedulerConfiguration) -> Cluster:
-    return configuration.cluster
-
-
-EDITORS: dict[str, Editor] = {
-    editor.slug: editor
-    for editor in (
-        Editor(
-            "configurations",
-            "scheduler configuration",
-            SchedulerConfiguration,
-            policies.SchedulerConfigurationService(),
-            pf.SchedulerConfigurationForm,
-            "cluster",
-            Cluster,
-            ui.render_configuration,
-            lambda cluster: cluster,
-        ),
-        Editor(
-            "profiles",
-            "profile",
-            SchedulerProfile,
-            policies.ProfileService(),
-            pf.SchedulerProfileForm,
-            "configuration",
-            SchedulerConfiguration,
-            ui.render_configuration,
-            _config_cluster,
-        ),
-        Editor(
-            "loadaware",
-            "LoadAware args",
-            LoadAwareSchedulingArgs,
-            policies.LoadAwareArgsService(),
-            pf.LoadAwareArgsForm,
-            "profile",
-            SchedulerProfile,
-            ui.render_configuration,
-            lambda profile: profile.configuration.cluster,
-        ),
-        Editor(
-            "thresholds",
-            "node threshold policy",
-            NodeThresholdPolicy,
-            policies.NodeThresholdPolicyService(),
-            pf.NodeThresholdPolicyForm,
-            "cluster",
-            Cluster,
-            ui.render_thresholds,
-            lambda cluster: cluster,
-        ),
-        Editor(
-            "collect",
-            "collect policy",
-            NodeMetricCollectPolicy,
-            policies.CollectPolicyService(),
-            pf.CollectPolicyForm,
-            "cluster",
-            Cluster,
-            ui.render_colocation,
-            lambda cluster: cluster,
-        ),
-    )
-}
-
-
-def _editor(kind: str) -> Editor:
-    try:
-        return EDITORS[kind]
-    except KeyError:
-        raise Http404(f"No policy kind {kind!r}.") from None
 
 
 def _object(editor: Editor, pk: int) -> Any:
@@ -352,7 +228,7 @@ def policy_index(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.VIEWER)
 def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
-    editor = _editor(kind)
+    editor = editor_for(kind)
     obj = _object(editor, pk)
     cluster = editor.cluster_of(obj)
     form = editor.form(instance=obj)
@@ -435,7 +311,7 @@ def _wall_clock(text: str | None) -> time | None:
 @require_http_methods(["GET", "POST"])
 def policy_create(request: HttpRequest, kind: str) -> HttpResponse:
     require_editor(request)
-    editor = _editor(kind)
+    editor = editor_for(kind)
     parent_id = parse_id(request.POST.get("parent") or request.GET.get("parent"))
     if parent_id is None:
         raise Http404(f"Give the {editor.parent_field} (?parent=<id>).")
@@ -447,7 +323,7 @@ def policy_create(request: HttpRequest, kind: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def policy_edit(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     require_editor(request)
-    editor = _editor(kind)
+    editor = editor_for(kind)
     obj = _object(editor, pk)
     return _edit(request, editor, obj, getattr(obj, editor.parent_field))
 
@@ -645,7 +521,7 @@ def _error_summary(form: pf.PolicyForm) -> list[tuple[str, str, str]]:
 @require_http_methods(["GET", "POST"])
 def policy_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     require_editor(request)
-    editor = _editor(kind)
+    editor = editor_for(kind)
     obj = _object(editor, pk)
     cluster = editor.cluster_of(obj)
     context: dict[str, Any] = {
@@ -693,7 +569,7 @@ VERSION_MISSING = (
 
 @role_required(Role.VIEWER)
 def policy_history(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
-    editor = _editor(kind)
+    editor = editor_for(kind)
     obj = _object(editor, pk)
     changes = list(history(obj).select_related("content_type")[:100])
     every_field = request.GET.get("fields") == "all"
@@ -722,7 +598,7 @@ def policy_history(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
 @require_POST
 def policy_revert(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     require_editor(request)
-    editor = _editor(kind)
+    editor = editor_for(kind)
     obj = _object(editor, pk)
     target = parse_id(request.POST.get("target"))
     expected = parse_id(request.POST.get("version"))

@@ -30,7 +30,8 @@ from policy.core.params import parse_id
 from policy.policies import documents
 from policy.policies import services as policies
 from policy.policies.models import SchedulerConfiguration
-from policy.web.views.policies import EDITORS, conflict_notice, detail_url, dry_run, require_editor
+from policy.web.editors import EDITORS
+from policy.web.views.policies import conflict_notice, detail_url, dry_run, require_editor
 from scoring.config.catalog import CATALOG
 from scoring.config.loader import CONFIG_API_VERSION
 from scoring.errors import FieldError

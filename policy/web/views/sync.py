@@ -34,10 +34,10 @@ from policy.sync import services as sync_services
 from policy.sync import status as sync_status
 from policy.sync.models import SyncJob, SyncJobKind, SyncJobStatus
 from policy.web import sorting
+from policy.web.editors import EDITORS
 from policy.web.pages import selected_cluster
 from policy.web.presenters import sync as present
 from policy.web.presenters.policies import diff_lines
-from policy.web.views.policies import EDITORS
 from scoring.config import FLAVORS
 
 JOBS_PER_PAGE = 20
