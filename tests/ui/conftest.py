@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+from policy.clusters.engine import clear_caches as clear_engine_caches
+from policy.web.pages import clear_caches as clear_page_caches
+
 CHROMIUM = os.environ.get("SCHEDBOARD_CHROMIUM", "/usr/bin/chromium")
 # Without these chromium tries to reach the network and stalls or logs errors.
 CHROMIUM_ARGS = [
@@ -92,3 +95,14 @@ def screenshot() -> Callable[[Any, str], Path]:
         return path
 
     return take
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches() -> Iterator[None]:
+    """The live server runs in this process: each test starts and ends with empty engine and
+    page caches, so none sees snapshots another test stored under the same ids."""
+    clear_engine_caches()
+    clear_page_caches()
+    yield
+    clear_engine_caches()
+    clear_page_caches()

@@ -11,12 +11,10 @@ from typing import Any
 import pytest
 
 from policy import models as policy_models
-from policy.clusters.engine import clear_caches as clear_engine_caches
 from policy.clusters.services import load_demo_cluster
 from policy.core.choices import DecisionSource, Role
 from policy.decisions.evaluation import evaluate_pod
 from policy.web.links import edit_links
-from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
 
@@ -41,8 +39,6 @@ spec:
 @pytest.fixture
 def cluster(transactional_db: None) -> Any:
     """The demo cluster (60 nodes), with LoadAware enabled when configurations exist yet."""
-    clear_engine_caches()
-    clear_page_caches()
     snapshot = load_demo_cluster(nodes=60)
     configurations = getattr(policy_models, "SchedulerConfiguration", None)
     if configurations is not None:
@@ -56,8 +52,6 @@ def cluster(transactional_db: None) -> Any:
             profile=profile, usage_thresholds={"cpu": 45, "memory": 90}
         )
     yield snapshot.cluster
-    clear_engine_caches()
-    clear_page_caches()
 
 
 def test_log_in_and_read_the_dashboard(

@@ -9,11 +9,9 @@ from typing import Any
 
 import pytest
 
-from policy.clusters.engine import clear_caches as clear_engine_caches
 from policy.clusters.models import Cluster
 from policy.clusters.services import load_demo_cluster
 from policy.core.choices import Role
-from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import PASSWORD
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
@@ -26,14 +24,10 @@ MENU = ("Dashboard", "Evaluate", "Decisions", "Policies", "What-if", "Sync")
 @pytest.fixture
 def zulu(transactional_db: None) -> Iterator[Cluster]:
     """Three demo clusters; ``zulu`` is last by name, so never the one shown by default."""
-    clear_engine_caches()
-    clear_page_caches()
     load_demo_cluster(nodes=4)
     load_demo_cluster(name="alpha", nodes=3)
     cluster = load_demo_cluster(name="zulu", nodes=3).cluster
     yield cluster
-    clear_engine_caches()
-    clear_page_caches()
 
 
 def menu_link(page: Any, label: str) -> Any:

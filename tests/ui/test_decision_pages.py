@@ -11,12 +11,10 @@ from typing import Any
 
 import pytest
 
-from policy.clusters.engine import clear_caches as clear_engine_caches
 from policy.clusters.services import load_demo_cluster
 from policy.core.choices import DecisionSource, Role
 from policy.decisions.evaluation import evaluate_pod
 from policy.decisions.models import PlacementDecision
-from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
 from tests.ui.test_mobile import PHONE, WIDEST
@@ -40,12 +38,8 @@ GENERAL_POD = {
 @pytest.fixture
 def decision(transactional_db: None) -> Any:
     """A pod on the 60-node demo cluster that only general nodes with 12 free cores take."""
-    clear_engine_caches()
-    clear_page_caches()
     snapshot = load_demo_cluster(nodes=60)
     yield evaluate_pod(snapshot.cluster, GENERAL_POD, source=DecisionSource.UI)
-    clear_engine_caches()
-    clear_page_caches()
 
 
 def test_filtered_groups_and_skipped_scores(

@@ -14,12 +14,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from policy.clusters.engine import clear_caches as clear_engine_caches
 from policy.clusters.services import load_demo_cluster
 from policy.core.choices import DecisionSource, Role
 from policy.decisions.evaluation import evaluate_pod
 from policy.policies.demo import seed_demo_policies
-from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
 
@@ -57,14 +55,10 @@ BIG_POD = {
 
 @pytest.fixture
 def demo(transactional_db: None) -> Any:
-    clear_engine_caches()
-    clear_page_caches()
     snapshot = load_demo_cluster(nodes=60)
     seed_demo_policies(snapshot.cluster)
     evaluate_pod(snapshot.cluster, BIG_POD, source=DecisionSource.UI)
     yield snapshot.cluster
-    clear_engine_caches()
-    clear_page_caches()
 
 
 def page_links(page: Any, origin: str) -> list[str]:

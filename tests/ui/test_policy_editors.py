@@ -12,12 +12,10 @@ from typing import Any
 import pytest
 
 from policy.accounts.changes import ChangeContext, history
-from policy.clusters.engine import clear_caches as clear_engine_caches
 from policy.clusters.models import Cluster
 from policy.clusters.services import load_demo_cluster
 from policy.policies import services as policies
 from policy.policies.models import LoadAwareSchedulingArgs, NodeThresholdPolicy
-from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.policy_trees import loadaware_args
 from tests.ui.session import log_in
@@ -31,8 +29,6 @@ PHONE = {"width": 390, "height": 844}
 @pytest.fixture
 def loadaware(transactional_db: None) -> Iterator[LoadAwareSchedulingArgs]:
     """The demo cluster with a LoadAware profile and args, made through the services."""
-    clear_engine_caches()
-    clear_page_caches()
     snapshot = load_demo_cluster(nodes=30)
     ctx = ChangeContext.system()
     args = loadaware_args(snapshot.cluster)
@@ -48,8 +44,6 @@ def loadaware(transactional_db: None) -> Iterator[LoadAwareSchedulingArgs]:
         ctx,
     )
     yield args
-    clear_engine_caches()
-    clear_page_caches()
 
 
 def test_editor_fixes_an_invalid_threshold_previews_and_saves(

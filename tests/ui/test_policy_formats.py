@@ -15,12 +15,10 @@ from typing import Any
 import pytest
 
 from policy.accounts.changes import ChangeContext
-from policy.clusters.engine import clear_caches as clear_engine_caches
 from policy.clusters.models import Cluster
 from policy.clusters.services import load_demo_cluster
 from policy.policies import services as policies
 from policy.policies.models import NodeMetricCollectPolicy, NodeThresholdPolicy
-from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
 
@@ -40,14 +38,10 @@ SELECTOR_TEXT = "pool=general, topology.kubernetes.io/zone in (b,eu-west-1a)"
 @pytest.fixture
 def cluster(transactional_db: None) -> Iterator[Cluster]:
     """The demo cluster, in Berlin's time zone."""
-    clear_engine_caches()
-    clear_page_caches()
     snapshot = load_demo_cluster(nodes=30)
     snapshot.cluster.timezone = "Europe/Berlin"
     snapshot.cluster.save()
     yield snapshot.cluster
-    clear_engine_caches()
-    clear_page_caches()
 
 
 def submit(page: Any, button: str) -> None:

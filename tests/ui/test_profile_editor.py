@@ -13,11 +13,9 @@ from typing import Any
 import pytest
 
 from policy.accounts.changes import ChangeContext
-from policy.clusters.engine import clear_caches as clear_engine_caches
 from policy.clusters.services import load_demo_cluster
 from policy.policies import services as policies
 from policy.policies.models import SchedulerConfiguration, SchedulerProfile
-from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
 from tests.ui.test_mobile import PHONE, WIDEST
@@ -51,8 +49,6 @@ profiles:
 
 @pytest.fixture
 def profile(transactional_db: None) -> Iterator[SchedulerProfile]:
-    clear_engine_caches()
-    clear_page_caches()
     snapshot = load_demo_cluster(nodes=20)
     cluster = snapshot.cluster
     cluster.scheduler_flavor, cluster.scheduler_version = "koord-scheduler", "1.7"
@@ -67,8 +63,6 @@ def profile(transactional_db: None) -> Iterator[SchedulerProfile]:
         },
         ctx,
     )
-    clear_engine_caches()
-    clear_page_caches()
 
 
 def test_profile_editor_lists_the_targets_plugins_and_errors_on_the_box(

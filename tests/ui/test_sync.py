@@ -14,11 +14,9 @@ import pytest
 from django.utils import timezone
 
 from policy.accounts.models import AuthorizationFailure
-from policy.clusters.engine import clear_caches as clear_engine_caches
 from policy.clusters.services import load_demo_cluster
 from policy.policies.models import NodeThresholdPolicy
 from policy.sync.models import SyncJob, SyncJobKind, SyncJobStatus
-from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.policy.builders import unpushed_policies
 from tests.ui.session import log_in
@@ -32,13 +30,9 @@ Shot = Callable[[Any, str], Path]
 def policy(transactional_db: None, celery_eager: None) -> Iterator[NodeThresholdPolicy]:
     """The demo cluster with a LoadAware profile and a threshold policy on two of its nodes,
     made through the services, never pushed."""
-    clear_engine_caches()
-    clear_page_caches()
     snapshot = load_demo_cluster(nodes=30)
     nodes = sorted(obj["metadata"]["name"] for obj in snapshot.objects if obj["kind"] == "Node")
     yield unpushed_policies(snapshot.cluster, nodes[:2])
-    clear_engine_caches()
-    clear_page_caches()
 
 
 def sync_badges(page: Any) -> list[str]:

@@ -11,11 +11,9 @@ from typing import Any
 
 import pytest
 
-from policy.clusters.engine import clear_caches as clear_engine_caches
 from policy.clusters.services import load_demo_cluster
 from policy.policies.demo import seed_demo_policies
 from policy.web.models import SnapshotTrend
-from policy.web.pages import clear_caches as clear_page_caches
 from policy.web.pages import prepare_newest
 from tests.personas import create_user as make_user
 from tests.ui.conftest import SCREENSHOTS
@@ -30,8 +28,6 @@ SNAPSHOTS = 8
 @pytest.fixture
 def history(transactional_db: None) -> Iterator[Any]:
     """The demo cluster snapshotted every ten minutes (its load changing), each prepared."""
-    clear_engine_caches()
-    clear_page_caches()
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=10 * SNAPSHOTS)
     stored = None
     for k in range(SNAPSHOTS):
@@ -42,8 +38,6 @@ def history(transactional_db: None) -> Iterator[Any]:
         prepare_newest(stored.cluster.pk)
     assert stored is not None
     yield stored.cluster
-    clear_engine_caches()
-    clear_page_caches()
 
 
 def test_dashboard_and_node_page_show_trends(

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from policy.clusters.engine import clear_caches as clear_engine_caches
 from policy.clusters.models import Cluster
 from policy.clusters.services import load_demo_cluster
 from policy.core.choices import Role, WhatIfStatus
@@ -17,7 +16,6 @@ from policy.decisions import whatif
 from policy.decisions.models import WhatIfRun
 from policy.policies.demo import seed_demo_policies
 from policy.web.forms.whatif import SAMPLE_WORKLOAD
-from policy.web.pages import clear_caches as clear_page_caches
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
 
@@ -29,13 +27,9 @@ Shot = Callable[[Any, str], Path]
 
 @pytest.fixture
 def cluster(transactional_db: None) -> Iterator[Cluster]:
-    clear_engine_caches()
-    clear_page_caches()
     snapshot = load_demo_cluster(nodes=60)
     seed_demo_policies(snapshot.cluster)
     yield snapshot.cluster
-    clear_engine_caches()
-    clear_page_caches()
 
 
 def test_editor_compares_the_stored_configuration_with_the_defaults(
