@@ -35,6 +35,7 @@ from policy.policies.documents import for_target
 from policy.policies.models import SchedulerConfiguration
 from policy.sync.appliers import as_pushed
 from policy.sync.models import ClusterSyncState
+from scoring.config import SchedulerConfiguration as EngineConfiguration
 from scoring.config import Target, validate_configuration
 from scoring.engine import Engine
 from scoring.errors import InputError
@@ -131,13 +132,22 @@ def _custom(wanted: ConfigurationInput, field: str, target: Target | None) -> di
         raise WhatIfInvalid({field: [str(exc)]}) from None
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise WhatIfInvalid({field: ["expected one KubeSchedulerConfiguration object"]})
+    _checked(documents[0], target, field, "YAML")
+    return documents[0]
+
+
+def _checked(
+    document: dict[str, Any], target: Target | None, field: str, source_name: str
+) -> EngineConfiguration:
+    """The engine's configuration of ``document`` as the target's scheduler would load it
+    (defaults applied); its problems are ``field``'s."""
     try:
-        _, errors = validate_configuration(documents[0], source_name="YAML", target=target)
+        loaded, errors = validate_configuration(document, source_name=source_name, target=target)
     except InputError as exc:
         raise WhatIfInvalid({field: [str(exc)]}) from None
-    if errors:
+    if loaded is None or errors:
         raise WhatIfInvalid({field: [f"{e.field}: {e.detail}" for e in errors]})
-    return documents[0]
+    return loaded
 
 
 # -- presets: a candidate derived from the cluster's current configuration --------------------
@@ -193,12 +203,7 @@ def preset_configuration(cluster: Cluster, preset: str, points: int | None) -> P
         description = f"LoadAware usage thresholds {points:+d} percentage points"
     else:
         label, description = _fit_preset(document, preset), PRESETS[preset]
-    try:
-        _, errors = validate_configuration(document, source_name="preset", target=target)
-    except InputError as exc:
-        raise WhatIfInvalid({field: [str(exc)]}) from None
-    if errors:
-        raise WhatIfInvalid({field: [f"{e.field}: {e.detail}" for e in errors]})
+    _checked(document, target, field, "preset")
     return Preset(label, document, base_name, description)
 
 
@@ -245,12 +250,7 @@ def _loadaware_preset(
     included); a threshold of 0 (none) stays none, others stay within 1–100."""
     if not points:
         raise WhatIfInvalid({"points": ["give the change in percentage points, e.g. 10 or -10"]})
-    try:
-        current, errors = validate_configuration(document, source_name="preset", target=target)
-    except InputError as exc:
-        raise WhatIfInvalid({field: [str(exc)]}) from None
-    if current is None or errors:
-        raise WhatIfInvalid({field: [f"{e.field}: {e.detail}" for e in errors]})
+    current = _checked(document, target, field, "preset")
     changed = 0
     for profile, loaded in zip(document["profiles"], current.profiles, strict=True):
         if LOADAWARE not in loaded.enabled_plugins():
