@@ -205,6 +205,14 @@ def broken_linear(shape: Sequence[tuple[int, int]], utilization: IntArray) -> In
     return result
 
 
+def capacity_utilization(requested: IntArray, allocatable: IntArray) -> IntArray:
+    """RequestedToCapacityRatio's utilization: ``requested * 100 / allocatable`` truncated,
+    100 when over allocatable or with nothing allocatable."""
+    safe = np.where(allocatable == 0, 1, allocatable)
+    over = (allocatable == 0) | (requested > allocatable)
+    return np.where(over, MAX_UTILIZATION, requested * MAX_UTILIZATION // safe)
+
+
 def requested_to_capacity_ratio(
     requested: IntArray,
     allocatable: IntArray,
@@ -216,9 +224,7 @@ def requested_to_capacity_ratio(
         (int(p["utilization"]), int(p["score"]) * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE))
         for p in shape
     ]
-    safe = np.where(allocatable == 0, 1, allocatable)
-    over = (allocatable == 0) | (requested > allocatable)
-    utilization = np.where(over, MAX_UTILIZATION, requested * MAX_UTILIZATION // safe)
+    utilization = capacity_utilization(requested, allocatable)
     score = broken_linear(points, utilization)
     include = (allocatable != 0) & (score > 0)
     node_score = (score * weights * include).sum(axis=1)
@@ -423,17 +429,18 @@ class NodeResourcesFit(Plugin):
         for k, (resource, weight) in enumerate(
             zip(self.resources, self.weights.tolist(), strict=True)
         ):
-            a, score = allocatable[node][k], scores[node][k]
-            out.append(
-                {
-                    "name": str(resource["name"]),
-                    "weight": int(weight),
-                    "allocatable": a,
-                    "requested": requested[node][k],
-                    "score": score,
-                    "counted": a != 0 and (score > 0 or not ratio),
-                }
-            )
+            a, q, score = allocatable[node][k], requested[node][k], scores[node][k]
+            row = {
+                "name": str(resource["name"]),
+                "weight": int(weight),
+                "allocatable": a,
+                "requested": q,
+                "score": score,
+                "counted": a != 0 and (score > 0 or not ratio),
+            }
+            if ratio:
+                row["utilization"] = int(capacity_utilization(np.array(q), np.array(a)))
+            out.append(row)
         return out
 
     def _score_table(self, cycle: Cycle) -> tuple[list[list[int]], list[list[int]], Any]:

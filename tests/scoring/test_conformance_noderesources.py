@@ -84,10 +84,17 @@ def test_the_explanation_adds_up_to_the_score(path: Path, tmp_path: Path) -> Non
         entry = next(n for n in decision["nodes"] if n["name"] == node.lower())
         detail = entry["details"]["NodeResourcesFit"]
         assert _explained_score(detail) == score, (node, detail)
+        ratio = detail["strategy"] == "RequestedToCapacityRatio"
+        keys = {"name", "weight", "allocatable", "requested", "score", "counted"}
         for r in detail["scored"]:
-            assert set(r) == {"name", "weight", "allocatable", "requested", "score", "counted"}
-        if detail["strategy"] == "RequestedToCapacityRatio":
+            assert set(r) == keys | ({"utilization"} if ratio else set())
+        if ratio:
             assert detail["shape"] and {"utilization", "score"} == set(detail["shape"][0])
+            points = [(p["utilization"], p["score"] * 10) for p in detail["shape"]]
+            for r in detail["scored"]:  # each resource's score is the shape at its utilization
+                if r["allocatable"]:
+                    at = np.array([r["utilization"]], dtype=np.int64)
+                    assert broken_linear(points, at).tolist() == [r["score"]], r
 
 
 @pytest.mark.parametrize("path", FUNCTIONS, ids=lambda p: p.stem)

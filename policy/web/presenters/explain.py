@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -376,7 +375,7 @@ def _score_line(
         capped = "min(" + req + ", " + alloc + ")" if q > a else req
         formula = f"{capped} × 100 / {alloc} = {score}"
     elif strategy == "RequestedToCapacityRatio":
-        utilization = 100 if q > a else q * 100 // a
+        utilization = int(r.get("utilization") or 0)  # the engine's, as it scored it
         formula = f"{req} × 100 / {alloc} = {utilization}%; " + _shape_value(
             points, utilization, score
         )
@@ -406,18 +405,18 @@ def _score_line(
     )
 
 
-def _average(strategy: str, lines: list[FitScoreLine]) -> str:
-    """The weighted average of the counted resources' scores: truncated, as Go's integer
-    division, but rounded half away from zero under RequestedToCapacityRatio (math.Round)."""
+def _average(strategy: str, lines: list[FitScoreLine], raw: int | None) -> str:
+    """The weighted average of the counted resources' scores, ending in the engine's raw score:
+    truncated, as Go's integer division, but rounded half away from zero under
+    RequestedToCapacityRatio (math.Round)."""
     counted = [line for line in lines if line.counted]
     weights = sum(line.weight for line in counted)
-    if not counted or not weights:
+    if not counted or not weights or raw is None:
         return ""
-    total = sum(line.score * line.weight for line in counted)
     terms = " + ".join(f"{line.score} × {line.weight}" for line in counted)
     if strategy == "RequestedToCapacityRatio":
-        return f"round(({terms}) / {weights}) = {math.floor(total / weights + 0.5)}"
-    return f"({terms}) / {weights} = {total // weights}"
+        return f"round(({terms}) / {weights}) = {raw}"
+    return f"({terms}) / {weights} = {raw}"
 
 
 def fit_view(detail: Mapping[str, Any] | None, raw: int | None = None) -> FitView | None:
@@ -437,7 +436,7 @@ def fit_view(detail: Mapping[str, Any] | None, raw: int | None = None) -> FitVie
         formula=STRATEGY_FORMULAS.get(strategy, strategy),
         resources=_fit_resources(rows),
         lines=lines,
-        average=_average(strategy, lines),
+        average=_average(strategy, lines, raw),
         shape=[f"{u}% → {s}" for u, s in points],
         raw=raw,
     )
