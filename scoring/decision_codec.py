@@ -10,7 +10,7 @@ one encoded; :class:`StoredExplanation` reads a few nodes without rebuilding the
 from __future__ import annotations
 
 import lzma
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,34 +135,66 @@ class StoredExplanation:
             return None
 
     def select(self, offset: int | None = None, limit: int | None = None) -> NodeSelection:
-        """Nodes ``offset … offset + limit`` in the explanation's order (ranked nodes first,
-        then filtered ones by name); without either, the best ``DEFAULT_RANKED`` ranked nodes
-        plus the first node of every group of filtered nodes."""
-        total = self.node_count
-        feasible = self.feasible()
-        ranked = sum(1 for flag in feasible if flag is True)
-        groups = self._groups([k for k, flag in enumerate(feasible) if flag is not True])
-        if offset is None and limit is None:
-            top = [k for k, flag in enumerate(feasible) if flag is True][:DEFAULT_RANKED]
-            positions = sorted({*top, *(group.first for group in groups)})
-        else:
-            start = offset or 0
-            end = total if limit is None else min(total, start + limit)
-            positions = list(range(min(start, total), end))
-        return NodeSelection(positions, total, ranked, groups)
+        """Nodes ``offset … offset + limit`` (see :func:`select_nodes`)."""
+        nodes = self._nodes
 
-    def _groups(self, filtered: list[int]) -> list[FilteredGroup]:
-        """Filtered nodes grouped by their failing filters, largest group first."""
-        if not filtered or self._nodes is None:
-            return []
-        rows = np.asarray(filtered, dtype=np.int64)
-        members: dict[tuple[tuple[str, str, str | None], ...], list[int]] = {}
-        for position, filters in zip(filtered, self._nodes.field("filters", rows), strict=True):
-            key = tuple(
-                (str(f.get("plugin")), str(f.get("code")), f.get("reason"))
-                for f in filters or ()
-                if isinstance(f, dict) and f.get("code") != "Success"
-            )
-            members.setdefault(key, []).append(position)
-        groups = [FilteredGroup(key, len(nodes), nodes[0]) for key, nodes in members.items()]
-        return sorted(groups, key=lambda g: (-g.count, g.first))
+        def filters_of(rows: list[int]) -> list[Any]:
+            if nodes is None or not rows:
+                return []
+            filters: list[Any] = nodes.field("filters", np.asarray(rows, dtype=np.int64))
+            return filters
+
+        return select_nodes(self.feasible(), filters_of, offset, limit)
+
+
+def select_nodes(
+    feasible: Sequence[Any],
+    filters_of: Callable[[list[int]], Sequence[Any]],
+    offset: int | None = None,
+    limit: int | None = None,
+) -> NodeSelection:
+    """Nodes ``offset … offset + limit`` in the explanation's order (ranked nodes first, then
+    filtered ones by name); without either, the best ``DEFAULT_RANKED`` ranked nodes plus the
+    first node of every group of filtered nodes. ``feasible``: each node's flag, in order;
+    ``filters_of``: the ``filters`` lists of the nodes at some positions."""
+    total = len(feasible)
+    ranked = [k for k, flag in enumerate(feasible) if flag is True]
+    groups = _groups([k for k, flag in enumerate(feasible) if flag is not True], filters_of)
+    if offset is None and limit is None:
+        positions = sorted({*ranked[:DEFAULT_RANKED], *(group.first for group in groups)})
+    else:
+        start = offset or 0
+        end = total if limit is None else min(total, start + limit)
+        positions = list(range(min(start, total), end))
+    return NodeSelection(positions, total, len(ranked), groups)
+
+
+def select_in(
+    explanation: Mapping[str, Any], offset: int | None = None, limit: int | None = None
+) -> NodeSelection:
+    """:func:`select_nodes` over an explanation held as a dict (one just made)."""
+    nodes = explanation.get(NODES) or []
+    return select_nodes(
+        [node.get("feasible") for node in nodes],
+        lambda rows: [nodes[k].get("filters") for k in rows],
+        offset,
+        limit,
+    )
+
+
+def _groups(
+    filtered: list[int], filters_of: Callable[[list[int]], Sequence[Any]]
+) -> list[FilteredGroup]:
+    """Filtered nodes grouped by their failing filters, largest group first."""
+    if not filtered:
+        return []
+    members: dict[tuple[tuple[str, str, str | None], ...], list[int]] = {}
+    for position, filters in zip(filtered, filters_of(filtered), strict=True):
+        key = tuple(
+            (str(f.get("plugin")), str(f.get("code")), f.get("reason"))
+            for f in filters or ()
+            if isinstance(f, dict) and f.get("code") != "Success"
+        )
+        members.setdefault(key, []).append(position)
+    groups = [FilteredGroup(key, len(nodes), nodes[0]) for key, nodes in members.items()]
+    return sorted(groups, key=lambda g: (-g.count, g.first))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -29,6 +30,7 @@ from policy.core.choices import DecisionSource
 from policy.decisions import evaluation
 from policy.decisions.filters import DecisionFilterSet
 from policy.decisions.models import PlacementDecision
+from scoring import decision_codec
 from scoring.decision_codec import DEFAULT_RANKED, NodeSelection
 
 MAX_NODES_LIMIT = 1000  # nodes one decision response shows at most
@@ -146,19 +148,25 @@ class DecisionSerializer(DecisionSummarySerializer):
 
     @extend_schema_field(NodesPageSerializer)
     def get_nodes_page(self, decision: PlacementDecision) -> dict[str, Any]:
-        selection = self._selection(decision)
-        offset, limit = self.context.get("nodes", (None, None))
         names = decision.stored_explanation().names()
-        return {
-            "total": selection.total,
-            "ranked": selection.ranked,
-            "filtered": selection.total - selection.ranked,
-            "offset": offset,
-            "limit": limit,
-            "returned": len(selection.positions),
-            "omitted": selection.omitted,
-            "filtered_groups": [group.to_dict(names) for group in selection.groups],
-        }
+        return nodes_page(self._selection(decision), names, self.context.get("nodes"))
+
+
+def nodes_page(
+    selection: NodeSelection, names: Sequence[str], asked: tuple[int | None, int | None] | None
+) -> dict[str, Any]:
+    """What a page of a decision's nodes holds and leaves out (``NodesPageSerializer``)."""
+    offset, limit = asked or (None, None)
+    return {
+        "total": selection.total,
+        "ranked": selection.ranked,
+        "filtered": selection.total - selection.ranked,
+        "offset": offset,
+        "limit": limit,
+        "returned": len(selection.positions),
+        "omitted": selection.omitted,
+        "filtered_groups": [group.to_dict(names) for group in selection.groups],
+    }
 
 
 def nodes_range(query: Any) -> tuple[int | None, int | None]:
@@ -258,10 +266,18 @@ class DecisionViewSet(viewsets.ReadOnlyModelViewSet[PlacementDecision]):
         return context
 
 
-def decision_response(decision: PlacementDecision) -> dict[str, Any]:
-    """The engine contract's JSON plus the record's ids."""
+def decision_response(
+    decision: PlacementDecision, asked: tuple[int | None, int | None] = (None, None)
+) -> dict[str, Any]:
+    """The engine contract's JSON, its node list paged as ``GET /api/v1/decisions/{id}/``
+    pages it (``nodesPage`` says what was left out), plus the record's ids."""
+    explanation = decision.explanation
+    selection = decision_codec.select_in(explanation, *asked)
+    nodes = explanation.get(decision_codec.NODES) or []
     return {
-        **decision.explanation,
+        **explanation,
+        "nodes": [nodes[k] for k in selection.positions],
+        "nodesPage": nodes_page(selection, [node.get("name") for node in nodes], asked),
         "id": decision.pk,
         "cluster": decision.cluster_id,
         "snapshot": decision.snapshot_id,
@@ -281,15 +297,23 @@ class EvaluateView(APIView):
 
     @extend_schema(
         request=EvaluateRequestSerializer,
+        parameters=_NODES_PARAMETERS,
         responses={
-            201: OpenApiResponse(description="The decision: engine contract JSON plus ids."),
+            201: OpenApiResponse(
+                description="The decision: engine contract JSON, its `nodes` paged as "
+                "`GET /api/v1/decisions/{id}/` pages them (`nodesPage` says what was left "
+                "out), plus ids."
+            ),
             429: OpenApiResponse(description="Over API_EVALUATE_RATE (see Retry-After)."),
-            400: OpenApiResponse(description="Bad pod, configuration or cluster state."),
+            400: OpenApiResponse(
+                description="Bad pod, configuration, cluster state, nodes_offset or nodes_limit."
+            ),
             404: OpenApiResponse(description="No such cluster."),
         },
     )
     def post(self, request: Request, pk: int) -> Response:
         cluster = get_object_or_404(Cluster, pk=pk)
+        asked = nodes_range(request.query_params)
         payload = EvaluateRequestSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         token = request.auth if isinstance(request.auth, ApiToken) else None
@@ -307,4 +331,4 @@ class EvaluateView(APIView):
             if exc.errors:
                 body["errors"] = exc.errors
             return Response(body, status=status.HTTP_400_BAD_REQUEST)
-        return Response(decision_response(decision), status=status.HTTP_201_CREATED)
+        return Response(decision_response(decision, asked), status=status.HTTP_201_CREATED)

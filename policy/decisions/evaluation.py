@@ -213,7 +213,10 @@ def record(
     ``actual_node``: where the cluster's scheduler put the pod (the ``cluster`` source), which
     the decision is compared with."""
     decision, stored, choice = evaluated
-    explanation = decision.to_dict()
+    # Thousands of nodes' dicts, none cyclic: the cyclic collector's passes over them would
+    # cost more than building and encoding them.
+    with gc_paused():
+        explanation = decision.to_dict()
     observed = decision.compare(actual_node) if actual_node else None
     agreement = ""
     if observed is not None:
@@ -245,7 +248,8 @@ def record(
         actual_rank=observed.rank if observed else None,
         score_gap=observed.gap if observed else None,
     )
-    row.explanation = explanation  # stored encoded (PlacementDecision.explanation)
+    with gc_paused():
+        row.explanation = explanation  # stored encoded (PlacementDecision.explanation)
     with transaction.atomic():
         row.save()
     return row

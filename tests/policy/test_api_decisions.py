@@ -15,10 +15,12 @@ pytestmark = pytest.mark.django_db
 
 
 def evaluated(api_client: Any, snapshot: ClusterSnapshot, cpu: str = "6") -> dict[str, Any]:
-    """The evaluate response: the engine's full JSON (every node) plus ids."""
+    """The evaluate response with every node (``nodes_offset=0``): the engine's JSON plus ids."""
     pod = make_pod("web-1", containers=[make_container("app", {"cpu": cpu})])
     response = api_client.post(
-        f"/api/v1/clusters/{snapshot.cluster_id}/evaluate/", {"pod": pod}, format="json"
+        f"/api/v1/clusters/{snapshot.cluster_id}/evaluate/?nodes_offset=0",
+        {"pod": pod},
+        format="json",
     )
     assert response.status_code == 201, response.content
     body: dict[str, Any] = response.json()

@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 
 from policy.clusters.models import ClusterSnapshot
 from policy.decisions.models import PlacementDecision
+from scoring import decision_codec
 from tests.scoring.builders import make_container, make_pod
 
 pytestmark = pytest.mark.django_db
@@ -34,12 +35,12 @@ def test_viewer_evaluates_a_pod_and_the_decision_is_recorded(
     assert body["profile"] == "default-scheduler"
     assert body["selectedNode"] == body["nodes"][0]["name"]
     assert body["outcome"] == "scheduled"
-    assert len(body["nodes"]) == body["totalNodes"] == 12
+    assert body["nodesPage"]["returned"] == len(body["nodes"]) and body["totalNodes"] == 12
     stored = PlacementDecision.objects.get(pk=body["id"])
     assert stored.selected_node == body["selectedNode"]
     assert stored.requested_by == viewer
     assert stored.snapshot_id == demo_snapshot.pk
-    assert stored.explanation["nodes"] == body["nodes"]
+    assert [n for n in stored.explanation["nodes"] if n in body["nodes"]] == body["nodes"]
 
 
 def test_unschedulable_pod_gets_kube_scheduler_style_message(
@@ -186,3 +187,35 @@ def test_evaluations_are_rate_limited_per_caller(
     assert PlacementDecision.objects.count() == 2  # the refused one stored nothing
     api_client.force_login(editor)  # another caller has a count of its own
     assert evaluate(api_client, demo_snapshot, {"pod": small_pod()}).status_code == 201
+
+
+def test_the_answer_pages_its_nodes_as_the_stored_decision_does(
+    api_client: Any, viewer: User, demo_snapshot: ClusterSnapshot, monkeypatch: Any
+) -> None:
+    monkeypatch.setattr(decision_codec, "DEFAULT_RANKED", 2)
+    api_client.force_login(viewer)
+    body = evaluate(api_client, demo_snapshot, {"pod": small_pod(cpu="6")}).json()
+    stored = api_client.get(f"/api/v1/decisions/{body['id']}/").json()
+    assert body["nodes"] == stored["explanation"]["nodes"]
+    assert body["nodesPage"] == stored["nodes_page"]
+    page = body["nodesPage"]
+    assert page["ranked"] > 2 and page["filtered_groups"]
+    assert page["returned"] == len(body["nodes"]) < page["total"] == body["totalNodes"] == 12
+    everything = PlacementDecision.objects.get(pk=body["id"]).explanation["nodes"]
+    assert body["nodes"][:2] == everything[:2]
+
+    url = f"/api/v1/clusters/{demo_snapshot.cluster_id}/evaluate/?nodes_offset=10&nodes_limit=5"
+    tail = api_client.post(url, {"pod": small_pod(cpu="6")}, format="json").json()
+    assert [n["name"] for n in tail["nodes"]] == [n["name"] for n in everything[10:]]
+    assert (tail["nodesPage"]["returned"], tail["nodesPage"]["omitted"]) == (2, 10)
+
+
+def test_bad_paging_is_a_400_and_records_nothing(
+    api_client: Any, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    api_client.force_login(viewer)
+    url = f"/api/v1/clusters/{demo_snapshot.cluster_id}/evaluate/?nodes_limit=0"
+    response = api_client.post(url, {"pod": small_pod()}, format="json")
+    assert response.status_code == 400
+    assert "nodes_limit" in response.json()
+    assert not PlacementDecision.objects.exists()
