@@ -22,9 +22,10 @@ from policy.clusters.engine import document_digest, engine_for, snapshot_for
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.core.choices import Agreement, DecisionOutcome, DecisionSource
 from policy.core.validators import dns1123_label_validator, validate_json_value
-from policy.decisions.models import PlacementDecision
+from policy.decisions.models import ExplanationBase, PlacementDecision
 from policy.policies import documents
 from policy.policies.models import SchedulerConfiguration
+from scoring import decision_codec
 from scoring.config import Target
 from scoring.decision import Decision
 from scoring.errors import ConfigurationInvalid, InputError
@@ -248,8 +249,20 @@ def record(
         actual_rank=observed.rank if observed else None,
         score_gap=observed.gap if observed else None,
     )
-    with gc_paused():
-        row.explanation = explanation  # stored encoded (PlacementDecision.explanation)
-    with transaction.atomic():
+    with gc_paused(), transaction.atomic():
+        packed = decision_codec.pack(explanation)
+        row.set_explanation(explanation, _base(stored, packed), packed)
         row.save()
     return row
+
+
+def _base(stored: ClusterSnapshot, packed: decision_codec.Packed) -> ExplanationBase:
+    """The base of decisions made on ``stored``: the first one's columns (docs/decisions.md)."""
+    base = ExplanationBase.objects.filter(snapshot=stored).order_by("id").first()
+    if base is None:
+        made = decision_codec.Base(packed.payload)
+        base = ExplanationBase.objects.create(
+            cluster=stored.cluster, snapshot=stored, data=made.to_bytes(), digest=made.digest.hex()
+        )
+        base.keep(made)
+    return base

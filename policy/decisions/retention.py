@@ -8,13 +8,16 @@ from django.conf import settings
 from django.utils import timezone
 
 from policy.clusters.models import Cluster
-from policy.decisions.models import PlacementDecision
+from policy.decisions.models import ExplanationBase, PlacementDecision
+
+BASE_GRACE = timedelta(hours=1)
 
 
 def prune_decisions(now: datetime | None = None) -> int:
     """Delete decisions older than ``DECISION_RETENTION_DAYS``, and beyond the newest
-    ``DECISION_RETENTION_COUNT`` of each cluster; returns how many went. Explanations are
-    large (every node's verdict), so history is bounded in time and per cluster."""
+    ``DECISION_RETENTION_COUNT`` of each cluster, then the bases no decision needs any more;
+    returns how many decisions went. Explanations are large (every node's verdict), so
+    history is bounded in time and per cluster."""
     now = now or timezone.now()
     cutoff = now - timedelta(days=settings.DECISION_RETENTION_DAYS)
     deleted = PlacementDecision.objects.filter(created__lt=cutoff).delete()[0]
@@ -25,4 +28,7 @@ def prune_decisions(now: datetime | None = None) -> int:
         ids = list(beyond)
         if ids:
             deleted += PlacementDecision.objects.filter(id__in=ids).delete()[0]
+    # An hour's grace: a base made a moment ago may be about to get its next decision.
+    unused = ExplanationBase.objects.filter(decisions__isnull=True)
+    unused.filter(created__lt=now - BASE_GRACE).delete()
     return deleted

@@ -3,7 +3,7 @@ models (``policy.<domain>.models``). Code imports models from their domain, not 
 
 from policy.accounts.models import ApiToken, AuthorizationFailure, PolicyChange
 from policy.clusters.models import Cluster, ClusterSnapshot
-from policy.decisions.models import PlacementDecision, WhatIfRun
+from policy.decisions.models import ExplanationBase, PlacementDecision, WhatIfRun
 from policy.policies.models import (
     LoadAwareSchedulingArgs,
     NodeMetricCollectPolicy,
@@ -20,6 +20,7 @@ __all__ = [
     "Cluster",
     "ClusterSnapshot",
     "ClusterSyncState",
+    "ExplanationBase",
     "LoadAwareSchedulingArgs",
     "NodeMetricCollectPolicy",
     "NodeThresholdPolicy",

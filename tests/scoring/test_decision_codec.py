@@ -221,3 +221,66 @@ def test_derived_columns_are_stored_as_what_their_prediction_misses() -> None:
         record.update(percent=percent, free=free, ratio=ratio, again=again)
     # Same values, no longer derivable from their row: these cost their full size.
     assert len(lzma.compress(packed)) * 2 < len(lzma.compress(columnar.pack(shuffled)))
+
+
+def test_nodes_are_stored_by_name_and_read_back_in_the_engines_order(
+    explanations: list[dict[str, Any]],
+) -> None:
+    for explanation in explanations:
+        packed = decision_codec.pack(explanation)
+        assert packed.flags & decision_codec.BY_NAME
+        stored_names = columnar.unpack(packed.payload).take()[0]["nodes"]
+        assert [n["name"] for n in stored_names] == sorted(n["name"] for n in explanation["nodes"])
+        stored = decision_codec.StoredExplanation(decision_codec.encode(packed))
+        assert stored.names() == [n["name"] for n in explanation["nodes"]]
+        assert same_json(stored.to_dict(), explanation)
+        picked = [len(explanation["nodes"]) - 1, 0]
+        assert same_json(stored.nodes(picked), [explanation["nodes"][k] for k in picked])
+
+
+def test_an_order_the_rule_does_not_give_is_stored_as_it_is(
+    explanations: list[dict[str, Any]],
+) -> None:
+    explanation = max(explanations, key=lambda e: e["feasibleNodes"])
+    swapped = list(explanation["nodes"])
+    swapped[0], swapped[1] = swapped[1], swapped[0]  # no longer best first
+    odd = {**explanation, "nodes": swapped}
+    assert decision_codec.pack(odd).flags == 0
+    assert same_json(decision_codec.decode(decision_codec.encode(odd)), odd)
+    stored = decision_codec.StoredExplanation(decision_codec.encode(odd))
+    assert stored.names()[:2] == [swapped[0]["name"], swapped[1]["name"]]
+
+
+def test_decisions_on_one_snapshot_share_a_base(explanations: list[dict[str, Any]]) -> None:
+    base = decision_codec.Base(decision_codec.pack(explanations[0]).payload)
+    restored = decision_codec.Base.from_bytes(base.to_bytes())
+    assert restored.digest == base.digest and restored.payload == base.payload
+    for explanation in explanations:
+        alone = decision_codec.encode(explanation)
+        shared = decision_codec.encode(explanation, base)
+        assert decision_codec.base_digest(shared) == base.digest
+        assert decision_codec.base_digest(alone) is None
+        assert same_json(decision_codec.decode(shared, restored), explanation)
+        assert len(shared) < len(alone)
+    first = decision_codec.encode(explanations[0], base)
+    assert len(first) * 20 < len(decision_codec.encode(explanations[0]))
+
+
+def test_a_decision_needs_the_base_it_was_made_with(explanations: list[dict[str, Any]]) -> None:
+    base = decision_codec.Base(decision_codec.pack(explanations[0]).payload)
+    other = decision_codec.Base(decision_codec.pack(explanations[1]).payload)
+    data = decision_codec.encode(explanations[2], base)
+    with pytest.raises(decision_codec.ExplanationDataError, match="needs its base"):
+        decision_codec.decode(data)
+    with pytest.raises(decision_codec.ExplanationDataError, match="another base"):
+        decision_codec.decode(data, other)
+    with pytest.raises(decision_codec.ExplanationDataError, match="not an explanation base"):
+        decision_codec.Base.from_bytes(data)
+
+
+def test_format_1_is_still_read(explanations: list[dict[str, Any]]) -> None:
+    explanation = explanations[-1]
+    data = decision_codec.MAGIC_V1 + lzma.compress(columnar.pack([explanation]))
+    stored = decision_codec.StoredExplanation(data)
+    assert same_json(stored.to_dict(), explanation)
+    assert stored.names() == [n["name"] for n in explanation["nodes"]]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,6 +13,41 @@ from django.db import models
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.core.choices import Agreement, DecisionOutcome, DecisionSource
 from scoring import decision_codec
+
+
+class ExplanationBase(models.Model):
+    """The columns of one decision's explanation, which the other decisions made on the same
+    snapshot are compressed against (``scoring.decision_codec.Base``): their nodes' usage,
+    requests and limits are the snapshot's, stored here once. Kept while a decision needs it
+    (``retention.prune_decisions`` deletes the unused ones), whatever becomes of the snapshot.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="explanation_bases")
+    snapshot = models.ForeignKey(
+        ClusterSnapshot, null=True, on_delete=models.SET_NULL, related_name="explanation_bases"
+    )
+    data = models.BinaryField(help_text="Encoded by scoring.decision_codec.Base.")
+    digest = models.CharField(
+        max_length=2 * decision_codec.DIGEST,
+        help_text="What the decisions' data name it by (hex): its columns' SHA-256, cut short.",
+    )
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"explanation base {self.pk} of snapshot {self.snapshot_id}"
+
+    def base(self) -> decision_codec.Base:
+        """The decoded base (kept by this process, for the decisions that follow)."""
+        cached = self.__dict__.get("_base") or _remembered(bytes.fromhex(self.digest))
+        if cached is None:
+            cached = decision_codec.Base.from_bytes(bytes(self.data))
+        self.keep(cached)
+        return cached
+
+    def keep(self, base: decision_codec.Base) -> None:
+        """Remember ``base``, this row's decoded data."""
+        self.__dict__["_base"] = base
+        _remember(base)
 
 
 class PlacementDecision(models.Model):
@@ -47,6 +84,14 @@ class PlacementDecision(models.Model):
     total_nodes = models.PositiveIntegerField()
     explanation_data = models.BinaryField(
         help_text="The engine's decision, node by node, encoded by scoring.decision_codec."
+    )
+    explanation_base = models.ForeignKey(
+        ExplanationBase,
+        null=True,
+        blank=True,
+        on_delete=models.RESTRICT,
+        related_name="decisions",
+        help_text="What explanation_data was compressed against (none: alone).",
     )
     explanation_summary = models.JSONField(
         default=dict,
@@ -93,8 +138,19 @@ class PlacementDecision(models.Model):
 
     @explanation.setter
     def explanation(self, value: Mapping[str, Any]) -> None:
-        data = decision_codec.encode(value)
+        self.set_explanation(value)
+
+    def set_explanation(
+        self,
+        value: Mapping[str, Any],
+        base: ExplanationBase | None = None,
+        packed: decision_codec.Packed | None = None,
+    ) -> None:
+        """Store ``value`` encoded (``packed``: its columns, when already made), compressed
+        against ``base`` when given."""
+        data = decision_codec.encode(packed or value, base.base() if base is not None else None)
         self.explanation_data = data
+        self.explanation_base = base
         self.explanation_summary = summary_of(value, data)
         self.__dict__["_explanation"] = dict(value)
         self.__dict__.pop("_stored", None)
@@ -103,9 +159,43 @@ class PlacementDecision(models.Model):
         """The stored explanation, read lazily (a page of nodes without the others)."""
         stored: decision_codec.StoredExplanation | None = self.__dict__.get("_stored")
         if stored is None:
-            stored = decision_codec.StoredExplanation(bytes(self.explanation_data))
+            data = bytes(self.explanation_data)
+            stored = decision_codec.StoredExplanation(data, _base_of(data, self))
             self.__dict__["_stored"] = stored
         return stored
+
+
+_BASES_KEPT = 8  # decoded bases a process keeps (about 1 MB each on 5,000 nodes)
+_bases: OrderedDict[bytes, decision_codec.Base] = OrderedDict()
+_bases_lock = threading.Lock()
+
+
+def _base_of(data: bytes, decision: PlacementDecision) -> decision_codec.Base | None:
+    """The base ``data`` was compressed against, by its digest: a few recent ones are kept
+    decoded, since a page of decisions usually shares one."""
+    digest = decision_codec.base_digest(data)
+    if digest is None or decision.explanation_base_id is None:
+        return None
+    cached = _remembered(digest)
+    if cached is not None:
+        return cached
+    return ExplanationBase.objects.get(pk=decision.explanation_base_id).base()
+
+
+def _remembered(digest: bytes) -> decision_codec.Base | None:
+    with _bases_lock:
+        cached = _bases.get(digest)
+        if cached is not None:
+            _bases.move_to_end(digest)
+        return cached
+
+
+def _remember(base: decision_codec.Base) -> None:
+    with _bases_lock:
+        _bases[base.digest] = base
+        _bases.move_to_end(base.digest)
+        while len(_bases) > _BASES_KEPT:
+            _bases.popitem(last=False)
 
 
 def summary_of(explanation: Mapping[str, Any], data: bytes) -> dict[str, Any]:
