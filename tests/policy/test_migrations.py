@@ -98,20 +98,9 @@ def test_decisions_are_stored_compact_and_back(executor: MigrationExecutor) -> N
     from datetime import UTC, datetime
 
     from scoring import decision_codec
-    from scoring.config import load_configuration
-    from scoring.engine import Engine
-    from scoring.objects import parse_pod
-    from scoring.snapshot import Snapshot
-    from scoring.synthetic import generate_cluster
     from tests.scoring.test_decision_codec import EXTENDED, NOW
 
-    snapshot = Snapshot.from_objects(generate_cluster(nodes=20, seed=3, now=NOW))
-    engine = Engine(load_configuration(EXTENDED))
-    explanations = [
-        engine.evaluate(parse_pod(pod.raw), snapshot, NOW).to_dict()
-        for pod in snapshot.pending
-        if pod.scheduler_name == "default-scheduler"
-    ][:3]
+    explanations = _explanations(EXTENDED, NOW)
     assert len(explanations) == 3 and all(e["nodes"] for e in explanations)
     explanations += [{}, {"pod": "a/b", "nodes": [], "message": "ünïcødé"}]
 
@@ -148,3 +137,74 @@ def test_decisions_are_stored_compact_and_back(executor: MigrationExecutor) -> N
     back = migrate(executor, [("policy", "0016_snapshot_chains")])
     restored = back.get_model("policy", "PlacementDecision").objects.in_bulk(ids)
     assert [restored[pk].explanation for pk in ids] == explanations
+
+
+def test_decisions_stored_alone_come_to_share_a_base_per_snapshot_and_back(
+    executor: MigrationExecutor,
+) -> None:
+    import lzma
+    from datetime import UTC, datetime
+
+    from scoring import columnar, decision_codec
+    from tests.scoring.test_decision_codec import EXTENDED, NOW
+
+    explanations = [*_explanations(EXTENDED, NOW), {}]
+    old = migrate(executor, [("policy", "0022_explanation_bases")])
+    cluster = old.get_model("policy", "Cluster").objects.create(name="c", kind="demo")
+    decisions = old.get_model("policy", "PlacementDecision")
+    times = [datetime(2026, 11, 22, tzinfo=UTC), datetime(2026, 11, 23, tzinfo=UTC)]
+    ids = []
+    for k, explanation in enumerate(explanations):
+        v1 = decision_codec.MAGIC_V1 + lzma.compress(columnar.pack([explanation]))
+        ids.append(
+            decisions.objects.create(
+                cluster=cluster,
+                snapshot_taken_at=times[k % 2],
+                pod_namespace="a",
+                pod_name=f"p{k}",
+                pod={},
+                profile="default-scheduler",
+                outcome="scheduled",
+                feasible_nodes=0,
+                total_nodes=0,
+                source="api",
+                explanation_data=v1,
+                explanation_summary={"nodes": 0, "bytes": len(v1)},
+            ).pk
+        )
+
+    new = migrate(executor, [("policy", "0023_decisions_share_bases")])
+    rows = new.get_model("policy", "PlacementDecision").objects.in_bulk(ids)
+    bases = new.get_model("policy", "ExplanationBase").objects.in_bulk()
+    assert len(bases) == 2  # one per snapshot time
+    for pk, explanation in zip(ids, explanations, strict=True):
+        data = bytes(rows[pk].explanation_data)
+        base = decision_codec.Base.from_bytes(bytes(bases[rows[pk].explanation_base_id].data))
+        assert decision_codec.base_digest(data) == base.digest
+        assert decision_codec.decode(data, base) == explanation
+        assert rows[pk].explanation_summary["bytes"] == len(data)
+
+    back = migrate(executor, [("policy", "0022_explanation_bases")])
+    restored = back.get_model("policy", "PlacementDecision").objects.in_bulk(ids)
+    assert not back.get_model("policy", "ExplanationBase").objects.exists()
+    for pk, explanation in zip(ids, explanations, strict=True):
+        data = bytes(restored[pk].explanation_data)
+        assert data.startswith(decision_codec.MAGIC_V1)
+        assert decision_codec.decode(data) == explanation
+
+
+def _explanations(profile: Any, now: Any) -> list[dict[str, Any]]:
+    """The engine's JSON for three pending pods of a small synthetic cluster."""
+    from scoring.config import load_configuration
+    from scoring.engine import Engine
+    from scoring.objects import parse_pod
+    from scoring.snapshot import Snapshot
+    from scoring.synthetic import generate_cluster
+
+    snapshot = Snapshot.from_objects(generate_cluster(nodes=20, seed=3, now=now))
+    engine = Engine(load_configuration(profile))
+    return [
+        engine.evaluate(parse_pod(pod.raw), snapshot, now).to_dict()
+        for pod in snapshot.pending
+        if pod.scheduler_name == "default-scheduler"
+    ][:3]
