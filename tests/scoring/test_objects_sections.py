@@ -32,3 +32,33 @@ def test_a_list_for_an_object_names_the_field() -> None:
     node = {"kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": ["1"]}}
     with pytest.raises(ObjectError, match=r"status\.allocatable: expected an object"):
         parse_node(node)
+
+
+@pytest.mark.parametrize(
+    ("quantity", "problem"),
+    [
+        ("-1", "must be greater than or equal to 0"),
+        ("10Ei", "is more than the scheduler can count"),
+        ("1.5.5", "quantities must match the regular expression"),
+        (True, "quantities must be strings or numbers"),
+    ],
+)
+def test_a_refused_quantity_is_refused_every_time(quantity: object, problem: str) -> None:
+    """Quantities are checked once per distinct string: a repeat fails as the first did."""
+    container = {"name": "c", "resources": {"requests": {"cpu": quantity}}}
+    pod = {**POD, "spec": {"containers": [container]}}
+    for _ in range(2):
+        with pytest.raises(ObjectError, match=r"spec\.containers\[0\]\.resources\.requests\.cpu"):
+            try:
+                parse_pod(pod)
+            except ObjectError as exc:
+                assert problem in str(exc)
+                raise
+
+
+def test_repeated_quantities_parse_alike() -> None:
+    pods = [parse_pod(POD) for _ in range(2)]
+    assert pods[0].requests == pods[1].requests == {"cpu": 250}
+    assert parse_pod(
+        {**POD, "spec": {"containers": [{"resources": {"requests": {"cpu": 1.5}}}]}}
+    ).requests == {"cpu": 1500}
