@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any
 
 from scoring import podresources
 from scoring.errors import InputError
 from scoring.goint import INT64_MAX, fits_int64
+from scoring.lazy import cached_property
 from scoring.quantity import QuantityError, parse_nanos, scheduler_amount
 from scoring.timeutil import parse_time
 
