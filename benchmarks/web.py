@@ -2,7 +2,7 @@
 each timed in a fresh web process.
 
 Run outside the test suite:
-    .venv/bin/python -m benchmarks.web [--nodes 5000] [--repeat 5]
+    .venv/bin/python -m benchmarks.web [--nodes 5000] [--repeat 5] [--views evaluate-api ...]
 
 Creates a fresh SQLite database in a temporary directory (``benchmarks.sqlite_settings``),
 migrates it, loads the demo cluster as ``manage.py load_demo_cluster --nodes N`` does (its
@@ -139,6 +139,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=5, help="Warm timings: median of this many.")
+    parser.add_argument(
+        "--views", nargs="+", choices=VIEWS, default=VIEWS, help="Time only these views."
+    )
     parser.add_argument("--measure", choices=VIEWS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -147,7 +150,7 @@ def main() -> None:
     database = prepare(args.nodes)
     try:
         print(f"{'view':<16} {'cold':>9} {'ready':>9} {'warm':>9} {'bytes':>9} {'gzip':>9}")
-        for view in VIEWS:
+        for view in args.views:
             result = _child(view, args.repeat, database)
             ready = f"{result['ready_ms']:.0f}ms" if result["preparing"] else "-"
             print(

@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
+from functools import lru_cache
 from typing import Any
 
 from scoring import podresources
 from scoring.errors import InputError
 from scoring.goint import INT64_MAX, fits_int64
+from scoring.lazy import cached_property
 from scoring.quantity import QuantityError, parse_nanos, scheduler_amount
 from scoring.timeutil import parse_time
 
@@ -38,6 +39,8 @@ def _describe(obj: Mapping[str, Any]) -> str:
 
 
 def _mapping(obj: Mapping[str, Any], value: Any, path: str) -> Mapping[str, Any]:
+    if type(value) is dict:  # decoded JSON: skips the slow ABC check (millions of calls)
+        return value
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -62,22 +65,30 @@ def parse_resource_list(obj: Mapping[str, Any], value: Any, path: str) -> Resour
     """
     out: ResourceList = {}
     for name, raw in _mapping(obj, value, path).items():
-        try:
-            nanos = parse_nanos(raw)
-        except QuantityError as exc:
-            raise ObjectError(f"{_describe(obj)}: {path}.{name}: {exc}") from None
-        if nanos < 0:
-            raise ObjectError(
-                f"{_describe(obj)}: {path}.{name}: must be greater than or equal to 0"
-            )
-        if not fits_int64(scheduler_amount(str(name), nanos)):
-            unit = "millicores" if name == "cpu" else "units"
-            raise ObjectError(
-                f"{_describe(obj)}: {path}.{name}: {raw} is more than the scheduler can count "
-                f"({INT64_MAX} {unit})"
-            )
-        out[str(name)] = nanos
+        name = str(name)
+        checked = _checked_text(name, raw) if type(raw) is str else _checked(name, raw)
+        if isinstance(checked, str):
+            raise ObjectError(f"{_describe(obj)}: {path}.{name}: {checked}")
+        out[name] = checked
     return out
+
+
+def _checked(name: str, raw: Any) -> int | str:
+    """The amount in nano-units, or why it is refused."""
+    try:
+        nanos = parse_nanos(raw)
+    except QuantityError as exc:
+        return str(exc)
+    if nanos < 0:
+        return "must be greater than or equal to 0"
+    if not fits_int64(scheduler_amount(name, nanos)):
+        unit = "millicores" if name == "cpu" else "units"
+        return f"{raw} is more than the scheduler can count ({INT64_MAX} {unit})"
+    return nanos
+
+
+# Pods repeat a few (name, quantity) pairs: 140,000 resource lists of a 5,000-node cluster.
+_checked_text = lru_cache(maxsize=65536)(_checked)
 
 
 @dataclass(frozen=True, slots=True)

@@ -185,6 +185,8 @@ class Snapshot:
         rows: list[int] = []
         columns: list[int] = []
         amounts: list[int] = []
+        placed: list[int] = []
+        non_zero: list[tuple[int, int]] = []
         for pod in pods:
             if pod.is_terminal:
                 continue  # the scheduler's informer drops Succeeded/Failed pods
@@ -199,9 +201,11 @@ class Snapshot:
                     rows.append(node)
                     columns.append(self.resource_column(name))
                     amounts.append(amount)
-                cpu, memory = pod.non_zero_requests
-                self.non_zero_requested[node] += (cpu, memory)
+                placed.append(node)
+                non_zero.append(pod.non_zero_requests)
         np.add.at(self.requested, (np.array(rows, np.int64), np.array(columns, np.int64)), amounts)
+        if placed:
+            np.add.at(self.non_zero_requested, np.array(placed, np.int64), non_zero)
 
     # -- resources ----------------------------------------------------------------------------
 

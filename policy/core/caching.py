@@ -23,8 +23,9 @@ class BuildCache:
     """The ``size`` most recently used values by key. Builds run outside the
     cache's lock: one builder per key (others wait for it), and other keys stay readable."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, on_evict: Callable[[Any], None] | None = None) -> None:
         self.size = size
+        self.on_evict = on_evict  # called with each value dropped (evicted or cleared)
         self.values: OrderedDict[Any, Any] = OrderedDict()
         self.building: dict[Any, threading.Event] = {}
         self.lock = threading.Lock()
@@ -90,12 +91,21 @@ class BuildCache:
         threading.Thread(target=run, name=f"schedboard-build-{key}", daemon=True).start()
 
     def _store(self, key: Any, value: Any) -> None:
+        dropped = []
         with self.lock:
             self.values[key] = value
             self.values.move_to_end(key)
             while len(self.values) > self.size:
-                self.values.popitem(last=False)
+                dropped.append(self.values.popitem(last=False)[1])
+        self._dropped(dropped)
 
     def clear(self) -> None:
         with self.lock:
+            dropped = list(self.values.values())
             self.values.clear()
+        self._dropped(dropped)
+
+    def _dropped(self, values: list[Any]) -> None:
+        if self.on_evict is not None:
+            for value in values:
+                self.on_evict(value)

@@ -1,16 +1,22 @@
 """The per-process build cache: one build per key, other keys readable and buildable meanwhile,
-and the engine's snapshot and engine caches are that cache."""
+and the engine's snapshot and engine caches are that cache. Built snapshots are kept out of the
+cyclic collector's passes while cached, and given back to it when dropped."""
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import pytest
 
 from policy.clusters import engine
+from policy.clusters.models import Cluster
+from policy.clusters.services import record_snapshot
 from policy.core.caching import BuildCache
+from scoring.synthetic import generate_cluster
 
 
 def wait_until(check: Callable[[], object], timeout: float = 60) -> None:
@@ -96,3 +102,36 @@ def test_the_engine_caches_build_outside_their_lock(name: str) -> None:
         assert looked_up == [1]
     finally:
         engine.clear_caches()
+
+
+def test_dropped_values_are_handed_to_on_evict() -> None:
+    dropped: list[str] = []
+    cache = BuildCache(size=2, on_evict=dropped.append)
+    for key in ("a", "b", "c"):
+        cache.get_or_build(key, lambda key=key: key.upper())
+    assert dropped == ["A"]
+    cache.clear()
+    assert dropped == ["A", "B", "C"]
+
+
+def _tracked(obj: object) -> bool:
+    """Whether the cyclic collector's generations hold ``obj`` (frozen objects are not)."""
+    return any(o is obj for o in gc.get_objects())
+
+
+@pytest.mark.django_db
+def test_a_cached_snapshot_is_frozen_until_dropped() -> None:
+    cluster = Cluster.objects.create(name="frozen", kind="kubeconfig", kubeconfig_path="/k")
+    taken = datetime(2026, 11, 25, 10, 0, tzinfo=UTC)
+    objects = generate_cluster(nodes=4, pods_per_node=2, pending_pods=1, seed=1, now=taken)
+    stored = record_snapshot(cluster, objects, taken)
+    engine.clear_caches()
+    try:
+        snapshot = engine.snapshot_for(stored)
+        assert gc.get_freeze_count() > 0
+        assert not _tracked(snapshot.nodes[0])
+        assert engine.snapshot_for(stored) is snapshot
+    finally:
+        engine.clear_caches()
+    assert gc.get_freeze_count() == 0
+    assert _tracked(snapshot.nodes[0])  # collectable again once it goes

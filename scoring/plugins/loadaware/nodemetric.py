@@ -116,6 +116,8 @@ def amount(name: str, raw: Any) -> int:
 
 
 def _mapping(value: Any, path: str = "") -> Mapping[str, Any]:
+    if type(value) is dict:  # decoded JSON: skips the slow ABC check
+        return value
     if value is None:
         return {}
     if not isinstance(value, Mapping):
