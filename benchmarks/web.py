@@ -8,7 +8,8 @@ Creates a fresh SQLite database in a temporary directory (``benchmarks.sqlite_se
 migrates it, loads the demo cluster as ``manage.py load_demo_cluster --nodes N`` does (its
 snapshot and the demo scheduler configuration; with no broker, the tasks queued when the
 snapshot is stored run in this process), and adds a viewer. Then, for each view, a new Python
-process (``--measure VIEW``) logs the viewer in with Django's test client and times the view:
+process (``--measure VIEW``) loads the WSGI application as a web server's process does when
+it starts (``config.wsgi``), logs the viewer in with Django's test client and times the view:
 cold is the first request of that process; ready, when that answered with a "being prepared"
 notice, the time until the view itself is served; warm the median of ``--repeat`` more. Sizes
 are of the last response, uncompressed and as sent (gzip). Results: docs/benchmarks.md.
@@ -101,6 +102,8 @@ def measure(view: str, repeat: int) -> dict[str, Any]:
     page's script does), then the median of ``repeat`` more requests."""
     _setup()
     from django.conf import settings
+
+    import config.wsgi  # noqa: F401  (loaded as gunicorn loads it when the process starts)
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]  # the test client's host
     call = _request(view)
