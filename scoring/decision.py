@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from scoring.framework import Code, Cycle, FilterResult, Plugin
+from scoring.framework import SUCCESS, Code, Cycle, FilterResult, Plugin, Status
 from scoring.snapshot import IntArray
 
 
@@ -110,6 +110,11 @@ class Decision:
         return total
 
     @cached_property
+    def _total_list(self) -> list[int]:
+        totals: list[int] = self.totals.tolist()
+        return totals
+
+    @cached_property
     def positions(self) -> dict[int, int]:
         """Node index → position in ``feasible`` (and in every score array)."""
         return {int(node): k for k, node in enumerate(self.feasible)}
@@ -174,13 +179,27 @@ class Decision:
 
     # -- serialization -------------------------------------------------------------------------
 
+    @cached_property
+    def _filter_rows(self) -> list[tuple[str, list[int], list[Status]]]:
+        """Per filter plugin: its name, each node's status id, the statuses (as Python lists:
+        serializing thousands of nodes reads them once per node)."""
+        return [(o.plugin, o.result.status_ids.tolist(), o.result.statuses) for o in self.filters]
+
+    @cached_property
+    def _score_rows(self) -> list[tuple[str, list[int], list[int], int, list[int]]]:
+        """Per score plugin, over the feasible nodes: name, raw, normalized, weight, weighted."""
+        return [
+            (s.plugin, s.raw.tolist(), s.normalized.tolist(), s.weight, s.weighted.tolist())
+            for s in self.scores
+        ]
+
     def node_entry(self, node: int, *, explain: bool = True) -> dict[str, Any]:
         """The contract's per-node object (plus ``details`` from the plugins when asked)."""
         filters = []
-        for outcome in self.filters:
-            status = outcome.result.status(node)
+        for plugin, ids, statuses in self._filter_rows:
+            status = SUCCESS if ids[node] < 0 else statuses[ids[node]]
             entry: dict[str, Any] = {
-                "plugin": outcome.plugin,
+                "plugin": plugin,
                 "code": status.code.label,
                 "reason": status.message,
             }
@@ -192,17 +211,17 @@ class Decision:
         total: int | None = None
         k = self.positions.get(node)
         if feasible and k is not None:
-            for scored in self.scores:
+            for plugin, raw, normalized, weight, weighted in self._score_rows:
                 scores.append(
                     {
-                        "plugin": scored.plugin,
-                        "raw": int(scored.raw[k]),
-                        "normalized": int(scored.normalized[k]),
-                        "weight": scored.weight,
-                        "weighted": int(scored.weighted[k]),
+                        "plugin": plugin,
+                        "raw": raw[k],
+                        "normalized": normalized[k],
+                        "weight": weight,
+                        "weighted": weighted[k],
                     }
                 )
-            total = int(self.totals[k])
+            total = self._total_list[k]
         entry = {
             "name": self.cycle.snapshot.node_names[node],
             "feasible": feasible,
