@@ -15,6 +15,39 @@ from tests.personas import PASSWORD, create_user
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 
+_DB_FIXTURES = {"db", "transactional_db", "live_server"}  # what pytest-django looks for
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(
+    django_db_setup: None, django_db_blocker: Any, request: pytest.FixtureRequest
+) -> Iterator[None]:
+    """pytest-django sets up the test database only when a collected test asks for it (a
+    ``django_db`` mark, its database fixtures, a Django test case). The worker tests use
+    ``committed_db`` instead, so a run of only those would talk to the configured database
+    itself: the test database is set up for them here."""
+    from django.test import TransactionTestCase
+    from django.test.utils import setup_databases, teardown_databases
+
+    def asks(item: pytest.Item) -> bool:
+        names = set(getattr(item, "fixturenames", ()))
+        cls = getattr(item, "cls", None)
+        django_case = isinstance(cls, type) and issubclass(cls, TransactionTestCase)
+        return bool(item.get_closest_marker("django_db") or names & _DB_FIXTURES or django_case)
+
+    items = request.session.items
+    if any(asks(item) for item in items) or not any(
+        "committed_db" in getattr(item, "fixturenames", ()) for item in items
+    ):
+        yield
+        return
+    with django_db_blocker.unblock():
+        databases = setup_databases(verbosity=0, interactive=False, aliases={"default"})
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(databases, verbosity=0)
+
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings: Any) -> None:
     """PBKDF2's deliberate slowness would dominate the suite's run time."""
