@@ -257,8 +257,11 @@ def record(
 
 
 def _base(stored: ClusterSnapshot, packed: decision_codec.Packed) -> ExplanationBase:
-    """The base of decisions made on ``stored``: the first one's columns (docs/decisions.md)."""
-    base = ExplanationBase.objects.filter(snapshot=stored).order_by("id").first()
+    """The base of decisions made on ``stored``: the first one's columns (docs/decisions.md).
+    Locked until the decision is saved, so retention cannot delete it meanwhile (its delete
+    waits, then fails on the new reference and is retried by the next run)."""
+    bases = ExplanationBase.objects.select_for_update().filter(snapshot=stored)
+    base = bases.order_by("id").first()
     if base is None:
         made = decision_codec.Base(packed.payload)
         base = ExplanationBase.objects.create(

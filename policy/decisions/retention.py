@@ -28,7 +28,8 @@ def prune_decisions(now: datetime | None = None) -> int:
         ids = list(beyond)
         if ids:
             deleted += PlacementDecision.objects.filter(id__in=ids).delete()[0]
-    # An hour's grace: a base made a moment ago may be about to get its next decision.
+    # An hour's grace: the newest snapshot's base stays while the snapshot is still evaluated,
+    # even when retention took all its decisions (the next would only make it again).
     unused = ExplanationBase.objects.filter(decisions__isnull=True)
     unused.filter(created__lt=now - BASE_GRACE).delete()
     return deleted
