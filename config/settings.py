@@ -335,6 +335,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60.0,
         "options": {"expires": 50},
     },
+    "complete-explanations": {
+        "task": "policy.tasks.complete_explanations",
+        "schedule": 60.0,
+        "options": {"expires": 50},
+    },
     "recover-what-ifs": {
         "task": "policy.tasks.recover_what_ifs",
         "schedule": 60.0,
@@ -353,6 +358,12 @@ METRICS_TOKEN = env_secret("METRICS_TOKEN")
 # Decision history kept: this many days, and at most this many decisions per cluster.
 DECISION_RETENTION_DAYS = env_int("DECISION_RETENTION_DAYS", 30, minimum=1)
 DECISION_RETENTION_COUNT = env_int("DECISION_RETENTION_COUNT", 100_000, minimum=1)
+# An evaluation over the API is answered once the decision is stored; its explanation (every
+# node's, about a second's work on 5,000 nodes) is written after (policy/decisions/deferred.py):
+# "background": by the web process's writer thread when it is idle, within
+# EXPLANATION_WRITE_DELAY seconds; "on-read": by whoever reads it first, or the beat.
+EXPLANATION_WRITER = env_choice("EXPLANATION_WRITER", ["background", "on-read"], "background")
+EXPLANATION_WRITE_DELAY = env_int("EXPLANATION_WRITE_DELAY", 10, minimum=0)
 BROKER_CHECK_TIMEOUT = 2.0
 # /readyz gives the database this long to answer SELECT 1 before reporting it unavailable.
 DATABASE_CHECK_TIMEOUT = 3.0

@@ -8,7 +8,8 @@ from typing import Any
 from celery import shared_task
 
 from policy.clusters import services as cluster_services
-from policy.decisions import retention, whatif
+from policy.decisions import deferred, retention, whatif
+from policy.decisions.models import PendingExplanation
 
 logger = logging.getLogger(__name__)
 
@@ -37,9 +38,21 @@ def prune_decisions_task() -> int:
 
 
 @shared_task
+def complete_explanations() -> int:
+    """Periodic (beat): write the explanations of decisions whose web process did not."""
+    written = deferred.complete_stale()
+    if written:
+        logger.info("wrote %d pending explanations", written)
+    return written
+
+
+@shared_task
 def prune_snapshots_task() -> int:
-    """Periodic (beat): keep the newest ``SNAPSHOT_RETENTION`` snapshots per cluster."""
-    deleted = cluster_services.prune_snapshots()
+    """Periodic (beat): keep the newest ``SNAPSHOT_RETENTION`` snapshots per cluster, and
+    those a pending explanation is still to be written from (written first when it can be)."""
+    deferred.complete_pending(PendingExplanation.objects.values_list("decision_id", flat=True))
+    pinned = set(PendingExplanation.objects.values_list("snapshot_id", flat=True))
+    deleted = cluster_services.prune_snapshots(pinned=pinned)
     logger.info("pruned %d snapshots", deleted)
     return deleted
 

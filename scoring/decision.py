@@ -253,13 +253,18 @@ class Decision:
 
     def to_dict(self, *, explain: bool = True) -> dict[str, Any]:
         """The JSON object of ``python -m scoring evaluate --format json``."""
+        nodes = [self.node_entry(i, explain=explain) for i in self.node_order()]
+        return self.header(nodes)
+
+    def header(self, nodes: list[dict[str, Any]]) -> dict[str, Any]:
+        """:meth:`to_dict` with ``nodes`` as its node list (a page of it, say)."""
         result: dict[str, Any] = {
             "pod": self.cycle.pod.key,
             "profile": self.profile,
             "selectedNode": self.selected_node,
             "feasibleNodes": len(self.feasible),
             "totalNodes": len(self.cycle.snapshot),
-            "nodes": [self.node_entry(i, explain=explain) for i in self.node_order()],
+            "nodes": nodes,
             "skippedPlugins": [s.to_dict() for s in self.skipped],
             "rankingMayDiffer": self.ranking_may_differ,
             "rankingMayDifferBecause": self.unmodeled_scorers if self.ranking_may_differ else [],

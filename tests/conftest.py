@@ -55,6 +55,13 @@ def fast_password_hashing(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
+def explanations_written_on_read(settings: Any) -> None:
+    """No writer thread: it would write with a connection of its own, outside the test's
+    transaction (tests of the thread ask for it)."""
+    settings.EXPLANATION_WRITER = "on-read"
+
+
+@pytest.fixture(autouse=True)
 def fresh_caches() -> Iterator[None]:
     """Stored snapshots are cached per process by id and creation time; tests roll back and
     reuse both, so no test may see what another one built."""

@@ -30,7 +30,8 @@ from policy.core.choices import DecisionSource
 from policy.decisions import evaluation
 from policy.decisions.filters import DecisionFilterSet
 from policy.decisions.models import PlacementDecision
-from scoring import decision_codec
+from scoring import decision_codec, decision_page
+from scoring.decision import Decision
 from scoring.decision_codec import DEFAULT_RANKED, NodeSelection
 
 MAX_NODES_LIMIT = 1000  # nodes one decision response shows at most
@@ -274,10 +275,20 @@ def decision_response(
     explanation = decision.explanation
     selection = decision_codec.select_in(explanation, *asked)
     nodes = explanation.get(decision_codec.NODES) or []
+    paged = {**explanation, "nodes": [nodes[k] for k in selection.positions]}
+    return _response(decision, paged, selection, [node.get("name") for node in nodes], asked)
+
+
+def _response(
+    decision: PlacementDecision,
+    paged: dict[str, Any],
+    selection: NodeSelection,
+    names: Sequence[str],
+    asked: tuple[int | None, int | None],
+) -> dict[str, Any]:
     return {
-        **explanation,
-        "nodes": [nodes[k] for k in selection.positions],
-        "nodesPage": nodes_page(selection, [node.get("name") for node in nodes], asked),
+        **paged,
+        "nodesPage": nodes_page(selection, names, asked),
         "id": decision.pk,
         "cluster": decision.cluster_id,
         "snapshot": decision.snapshot_id,
@@ -287,6 +298,15 @@ def decision_response(
         "outcome": decision.outcome,
         "created": decision.created.isoformat(),
     }
+
+
+def made_response(
+    decision: PlacementDecision, made: Decision, asked: tuple[int | None, int | None]
+) -> dict[str, Any]:
+    """:func:`decision_response` of a decision just made, from the engine's ``made`` (whose
+    explanation may not be written yet): the same page, without every node's entry."""
+    cut = decision_page.page(made, *asked)
+    return _response(decision, cut.explanation, cut.selection, cut.names, asked)
 
 
 class EvaluateView(APIView):
@@ -318,17 +338,18 @@ class EvaluateView(APIView):
         payload.is_valid(raise_exception=True)
         token = request.auth if isinstance(request.auth, ApiToken) else None
         try:
-            decision = evaluation.evaluate_pod(
+            decision, made = evaluation.evaluate_and_record(
                 cluster,
                 payload.validated_data["pod"],
                 configuration_id=payload.validated_data.get("configuration"),
                 user=request.user,
                 source=DecisionSource.API,
                 token_name=token.name if token else "",
+                defer=True,
             )
         except evaluation.EvaluationError as exc:
             body: dict[str, Any] = {exc.field: [str(exc)]}
             if exc.errors:
                 body["errors"] = exc.errors
             return Response(body, status=status.HTTP_400_BAD_REQUEST)
-        return Response(decision_response(decision, asked), status=status.HTTP_201_CREATED)
+        return Response(made_response(decision, made, asked), status=status.HTTP_201_CREATED)

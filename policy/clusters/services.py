@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -48,10 +48,11 @@ def load_demo_cluster(
         return record_snapshot(cluster, objects, now)
 
 
-def prune_snapshots(keep: int | None = None) -> int:
-    """Delete all but the newest ``keep`` snapshots of every cluster; returns how many went."""
+def prune_snapshots(keep: int | None = None, pinned: Collection[int] = ()) -> int:
+    """Delete all but the newest ``keep`` snapshots of every cluster (and the ``pinned``
+    ones, which something still needs); returns how many went."""
     keep = keep or settings.SNAPSHOT_RETENTION
     return sum(
-        snapshot_chains.prune(cluster_id, keep)
+        snapshot_chains.prune(cluster_id, keep, pinned)
         for cluster_id in Cluster.objects.values_list("id", flat=True)
     )

@@ -17,7 +17,7 @@ removes whole chains only (:func:`prune`), so every kept snapshot can still be p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from django.db import transaction
@@ -87,11 +87,13 @@ def _chain_to_extend(
     return keyframe
 
 
-def prune(cluster_id: int, keep: int) -> int:
-    """Delete all but the newest ``keep`` snapshots of a cluster, and what the kept ones need
-    (their chains' keyframes and earlier changes); returns how many went."""
+def prune(cluster_id: int, keep: int, pinned: Collection[int] = ()) -> int:
+    """Delete all but the newest ``keep`` snapshots of a cluster and the ``pinned`` ones, and
+    what the kept ones need (their chains' keyframes and earlier changes); returns how many
+    went."""
     rows = ClusterSnapshot.snapshots.filter(cluster_id=cluster_id)
     kept = list(rows.order_by("-taken_at", "-id").values("id", "keyframe_id")[:keep])
+    kept += rows.filter(id__in=list(pinned)).values("id", "keyframe_id")
     chains = {row["keyframe_id"] or row["id"] for row in kept}
     stale = rows.exclude(id__in=[row["id"] for row in kept])
     stale = stale.exclude(id__in=chains).exclude(keyframe_id__in=chains)

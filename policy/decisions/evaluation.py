@@ -22,10 +22,10 @@ from policy.clusters.engine import document_digest, engine_for, snapshot_for
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.core.choices import Agreement, DecisionOutcome, DecisionSource
 from policy.core.validators import dns1123_label_validator, validate_json_value
-from policy.decisions.models import ExplanationBase, PlacementDecision
+from policy.decisions import deferred
+from policy.decisions.models import PlacementDecision
 from policy.policies import documents
 from policy.policies.models import SchedulerConfiguration
-from scoring import decision_codec
 from scoring.config import Target
 from scoring.decision import Decision
 from scoring.errors import ConfigurationInvalid, InputError
@@ -137,7 +137,7 @@ def outcome_digest(pod: Mapping[str, Any], config_digest: str, decision: Decisio
     message), whatever snapshot it was decided on: a pending pod is recorded again only when
     that changes, not at every refresh."""
     outcome = [decision.profile, _outcome(decision), decision.selected_node or ""]
-    message = decision.to_dict().get("message", "") if decision.selected_node is None else ""
+    message = (decision.summary() or "") if decision.selected_node is None else ""
     canonical = json.dumps([pod, config_digest, outcome, message], sort_keys=True, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -185,9 +185,31 @@ def evaluate_pod(
     token_name: str = "",
 ) -> PlacementDecision:
     """Evaluate ``manifest`` on the cluster's newest snapshot and record the decision."""
+    return evaluate_and_record(
+        cluster,
+        manifest,
+        configuration_id=configuration_id,
+        user=user,
+        source=source,
+        token_name=token_name,
+    )[0]
+
+
+def evaluate_and_record(
+    cluster: Cluster,
+    manifest: Mapping[str, Any],
+    *,
+    configuration_id: int | None = None,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+    source: str = DecisionSource.API,
+    token_name: str = "",
+    defer: bool = False,
+) -> tuple[PlacementDecision, Decision]:
+    """:func:`evaluate_pod`, its explanation written after when ``defer``; the record and the
+    engine's decision (to answer from without the whole explanation)."""
     decision, stored, choice = run(cluster, manifest, configuration_id)
     digest = inputs_digest(manifest, stored.pk, document_digest(choice.document))
-    return record(
+    row = record(
         cluster,
         manifest,
         (decision, stored, choice),
@@ -195,7 +217,9 @@ def evaluate_pod(
         user=user,
         source=source,
         token_name=token_name,
+        defer=defer,
     )
+    return row, decision
 
 
 def record(
@@ -209,15 +233,13 @@ def record(
     token_name: str = "",
     actual_node: str = "",
     scheduler_message: str = "",
+    defer: bool = False,
 ) -> PlacementDecision:
     """Store what :func:`run` decided; ``digest`` identifies it for deduplication.
     ``actual_node``: where the cluster's scheduler put the pod (the ``cluster`` source), which
-    the decision is compared with."""
+    the decision is compared with. ``defer``: return once the decision is stored and write its
+    explanation after (:mod:`policy.decisions.deferred`)."""
     decision, stored, choice = evaluated
-    # Thousands of nodes' dicts, none cyclic: the cyclic collector's passes over them would
-    # cost more than building and encoding them.
-    with gc_paused():
-        explanation = decision.to_dict()
     observed = decision.compare(actual_node) if actual_node else None
     agreement = ""
     if observed is not None:
@@ -236,7 +258,7 @@ def record(
         configuration_digest=document_digest(choice.document),
         selected_node=decision.selected_node or "",
         outcome=_outcome(decision),
-        message=explanation.get("message", ""),
+        message=decision.summary() or "",
         feasible_nodes=len(decision.feasible),
         total_nodes=len(decision.cycle.snapshot),
         requested_by=user if isinstance(user, User) else None,
@@ -249,23 +271,12 @@ def record(
         actual_rank=observed.rank if observed else None,
         score_gap=observed.gap if observed else None,
     )
-    with gc_paused(), transaction.atomic():
-        packed = decision_codec.pack(explanation)
-        row.set_explanation(explanation, _base(stored, packed), packed)
-        row.save()
+    with transaction.atomic():
+        if defer:
+            row.explanation_data = b""
+            row.save()
+            deferred.hold(row, decision, stored, choice.document, choice.target)
+        else:
+            deferred.write(row, decision, stored)
+            row.save()
     return row
-
-
-def _base(stored: ClusterSnapshot, packed: decision_codec.Packed) -> ExplanationBase:
-    """The base of decisions made on ``stored``: the first one's columns (docs/decisions.md).
-    Locked until the decision is saved, so retention cannot delete it meanwhile (its delete
-    waits, then fails on the new reference and is retried by the next run)."""
-    bases = ExplanationBase.objects.select_for_update().filter(snapshot=stored)
-    base = bases.order_by("id").first()
-    if base is None:
-        made = decision_codec.Base(packed.payload)
-        base = ExplanationBase.objects.create(
-            cluster=stored.cluster, snapshot=stored, data=made.to_bytes(), digest=made.digest.hex()
-        )
-        base.keep(made)
-    return base
