@@ -24,9 +24,11 @@ def ping() -> str:
 def prepare_snapshot(cluster_id: int) -> bool:
     """Prepare what the pages show of the cluster's newest snapshot (``policy.web.prepared``);
     False when there is nothing (left) to prepare."""
+    from policy.decisions.preparation import prepare_newest_engine
     from policy.web.pages import prepare_newest
 
-    return prepare_newest(cluster_id)
+    prepared = prepare_newest(cluster_id)
+    return prepare_newest_engine(cluster_id) > 0 or prepared
 
 
 @shared_task
