@@ -208,3 +208,34 @@ def _explanations(profile: Any, now: Any) -> list[dict[str, Any]]:
         for pod in snapshot.pending
         if pod.scheduler_name == "default-scheduler"
     ][:3]
+
+
+def test_migrating_back_waits_for_pending_explanations(executor: MigrationExecutor) -> None:
+    from datetime import UTC, datetime
+
+    apps = migrate(executor, [("policy", "0024_pending_explanations")])
+    cluster = apps.get_model("policy", "Cluster").objects.create(name="c", kind="demo")
+    when = datetime(2026, 11, 25, tzinfo=UTC)
+    snapshot = apps.get_model("policy", "ClusterSnapshot").snapshots.create(
+        cluster=cluster, taken_at=when
+    )
+    decision = apps.get_model("policy", "PlacementDecision").objects.create(
+        cluster=cluster,
+        snapshot=snapshot,
+        snapshot_taken_at=when,
+        pod_namespace="a",
+        pod_name="p",
+        pod={},
+        profile="default-scheduler",
+        outcome="scheduled",
+        feasible_nodes=0,
+        total_nodes=0,
+        source="api",
+        explanation_data=b"",
+    )
+    pending = apps.get_model("policy", "PendingExplanation")
+    pending.objects.create(decision=decision, snapshot=snapshot)
+    with pytest.raises(RuntimeError, match="1 decisions have their explanation pending"):
+        migrate(executor, [("policy", "0023_decisions_share_bases")])
+    pending.objects.all().delete()
+    migrate(executor, [("policy", "0023_decisions_share_bases")])
