@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 
+from django.conf import settings
+
 from policy.clusters import prepared_engine
 from policy.clusters.engine import engine_for, snapshot_for
 from policy.clusters.models import ClusterSnapshot
@@ -27,10 +29,13 @@ def probe(scheduler_name: str) -> dict[str, object]:
 
 
 def prepare_newest_engine(cluster_id: int) -> int:
-    """:func:`prepare_engine` of the cluster's newest snapshot, unless it is prepared for
-    this code already (0 then, or when the cluster has no snapshot)."""
+    """:func:`prepare_engine` of the cluster's newest snapshot when it has
+    ``PREPARED_ENGINE_NODES`` nodes or more, unless it is prepared for this code already
+    (0 then, or when the cluster has no snapshot)."""
     stored = ClusterSnapshot.snapshots.summaries().filter(cluster_id=cluster_id).first()
-    if stored is None or prepared_engine.is_prepared(stored):
+    if stored is None or stored.node_count < settings.PREPARED_ENGINE_NODES:
+        return 0
+    if prepared_engine.is_prepared(stored):
         return 0
     return prepare_engine(stored)
 

@@ -108,8 +108,9 @@ def test_bytes_that_do_not_unpickle_are_built_instead(
 
 
 def test_only_the_newest_snapshot_of_a_cluster_is_kept_prepared(
-    prepared: ClusterSnapshot,
+    prepared: ClusterSnapshot, settings: Any
 ) -> None:
+    settings.PREPARED_ENGINE_NODES = 12
     newer = load_demo_cluster(nodes=12, now=NOW)
     assert prepare_newest_engine(newer.cluster_id) > 0
     assert prepare_newest_engine(newer.cluster_id) == 0  # prepared already
@@ -117,7 +118,15 @@ def test_only_the_newest_snapshot_of_a_cluster_is_kept_prepared(
     assert list(rows) == [newer.pk]
 
 
-def test_storing_a_snapshot_prepares_it(db: None, run_on_commit: Any) -> None:
+def test_storing_a_snapshot_of_a_large_cluster_prepares_it(
+    db: None, run_on_commit: Any, settings: Any
+) -> None:
+    settings.PREPARED_ENGINE_NODES = 12
     with run_on_commit():
         stored = load_demo_cluster(nodes=12, now=NOW)
     assert prepared_engine.is_prepared(stored)
+    settings.PREPARED_ENGINE_NODES = 13
+    with run_on_commit():
+        smaller = load_demo_cluster(name="small", nodes=12, now=NOW)
+    assert not prepared_engine.is_prepared(smaller)
+    assert prepare_newest_engine(smaller.cluster_id) == 0
