@@ -48,6 +48,7 @@ def prepare(nodes: int) -> Path:
     database = _setup()
     from django.contrib.auth.models import Group, User
     from django.core.management import call_command
+    from django.db import connections
 
     call_command("migrate", verbosity=0)
     start = time.perf_counter()
@@ -55,6 +56,9 @@ def prepare(nodes: int) -> Path:
     print(f"demo cluster: {nodes} nodes, loaded in {time.perf_counter() - start:.1f} s")
     viewer = User.objects.create_user(username=VIEWER, password="-")
     viewer.groups.add(Group.objects.get_or_create(name="viewer")[0])
+    # Closing the last connection checkpoints SQLite's write-ahead log into the database file,
+    # as when the loading process has ended: a web process reads the file, not the log.
+    connections.close_all()
     return database
 
 

@@ -8,11 +8,12 @@ clear input error rather than a crash deep inside a plugin. Quantities are kept 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scoring import podresources
 from scoring.errors import InputError
@@ -29,6 +30,8 @@ def _by_constructor(self: Any) -> tuple[type, tuple[Any, ...]]:
     two-thirds of the time this way."""
     return type(self), tuple(getattr(self, name) for name in self.__slots__)
 
+
+_RAW_JSON = "_raw_json"  # a pickled Pod's raw object, as JSON text (Pod.__getstate__)
 
 ResourceList = dict[str, int]  # exact quantities in nano-units (see quantity.parse_nanos)
 
@@ -272,6 +275,30 @@ class Pod:
         """The ownerReference with ``controller: true``, if any."""
         return next((o for o in self.owner_references if o.get("controller")), None)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (a prepared engine snapshot, policy/clusters/prepared_engine.py) with the
+        raw object as JSON text, parsed again on first use: 40,000 pods' objects are a third
+        of a 5,000-node snapshot's pickle and 40% of its loading time, and a parsed pod whose
+        derived values were computed seldom reads them again."""
+        state = dict(self.__dict__)
+        if _RAW_JSON in state:  # unpickled so: the text is the raw object still
+            state.pop("raw", None)
+            return state
+        try:
+            state[_RAW_JSON] = json.dumps(state["raw"], separators=(",", ":"))
+        except (TypeError, ValueError):  # not JSON (a YAML timestamp, say): kept as it is
+            return state
+        del state["raw"]
+        return state
+
+    if not TYPE_CHECKING:  # (for the type checker, ``raw`` is the field above)
+
+        def __getattr__(self, name: str) -> Any:
+            """``raw`` of a pod unpickled with it as JSON text (:meth:`__getstate__`)."""
+            if name != "raw" or _RAW_JSON not in self.__dict__:
+                raise AttributeError(name)  # (unpickling asks for __setstate__ 40,000 times)
+            return self.__dict__.setdefault("raw", json.loads(self.__dict__[_RAW_JSON]))
+
 
 def _parse_tolerations(obj: Mapping[str, Any], raw: Any) -> tuple[Toleration, ...]:
     out = []
@@ -297,8 +324,13 @@ def _parse_conditions(obj: Mapping[str, Any], raw: Any) -> dict[str, Condition]:
             when = parse_time(stamp) if stamp else None
         except ValueError as exc:
             raise ObjectError(f"{_describe(obj)}: status.conditions[{i}]: {exc}") from None
-        out[str(c.get("type", ""))] = Condition(str(c.get("status", "")), when)
+        out[str(c.get("type", ""))] = _condition(str(c.get("status", "")), when)
     return out
+
+
+# Equal conditions are one object (immutable): 40,000 pods' 160,000 conditions share about
+# 17,000 (status, time) pairs, which a stored engine snapshot then holds once each.
+_condition = lru_cache(maxsize=65536)(Condition)
 
 
 def parse_pod(obj: Mapping[str, Any]) -> Pod:

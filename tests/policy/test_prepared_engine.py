@@ -47,6 +47,9 @@ def test_a_loaded_snapshot_decides_as_one_built_from_the_objects(
     choice = evaluation.choose_configuration(prepared.cluster, None)
     engine = cluster_engine.engine_for(choice.document, choice.target)
     pending = [pod.raw for pod in built.pending]
+    assert [pod.raw for pod in loaded.pending] == pending  # kept as JSON text, parsed back
+    bound = [pod.raw for pods in built.pods_on_node for pod in pods]
+    assert [pod.raw for pods in loaded.pods_on_node for pod in pods] == bound
     for manifest in [*PODS, *pending]:
         for profile in engine.frameworks:
             spec = {**manifest["spec"], "schedulerName": profile}
@@ -130,3 +133,15 @@ def test_storing_a_snapshot_of_a_large_cluster_prepares_it(
         smaller = load_demo_cluster(name="small", nodes=12, now=NOW)
     assert not prepared_engine.is_prepared(smaller)
     assert prepare_newest_engine(smaller.cluster_id) == 0
+
+
+def test_a_loaded_pod_pickles_again_with_its_raw_object(prepared: ClusterSnapshot) -> None:
+    import pickle
+
+    loaded = prepared_engine.load(prepared)
+    assert loaded is not None
+    untouched, read = loaded.pods_on_node[0][0], loaded.pods_on_node[0][1]
+    assert read.raw["metadata"]["name"] == read.name
+    for pod in (untouched, read):
+        again = pickle.loads(pickle.dumps(pod))
+        assert again.raw == pod.raw and again.key == pod.key
