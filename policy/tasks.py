@@ -7,9 +7,7 @@ from typing import Any
 
 from celery import shared_task
 
-from policy.clusters import services as cluster_services
 from policy.decisions import deferred, retention, whatif
-from policy.decisions.models import PendingExplanation
 
 logger = logging.getLogger(__name__)
 
@@ -51,10 +49,8 @@ def complete_explanations() -> int:
 @shared_task
 def prune_snapshots_task() -> int:
     """Periodic (beat): keep the newest ``SNAPSHOT_RETENTION`` snapshots per cluster, and
-    those a pending explanation is still to be written from (written first when it can be)."""
-    deferred.complete_pending(PendingExplanation.objects.values_list("decision_id", flat=True))
-    pinned = set(PendingExplanation.objects.values_list("snapshot_id", flat=True))
-    deleted = cluster_services.prune_snapshots(pinned=pinned)
+    those a pending explanation is still to be written from."""
+    deleted = retention.prune_snapshots()
     logger.info("pruned %d snapshots", deleted)
     return deleted
 

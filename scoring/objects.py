@@ -288,6 +288,8 @@ class Pod:
             state[_RAW_JSON] = json.dumps(state["raw"], separators=(",", ":"))
         except (TypeError, ValueError):  # not JSON (a YAML timestamp, say): kept as it is
             return state
+        # (Stored snapshots' objects are decoded JSON, so the text gives back an equal object;
+        # only a non-string key, which YAML allows and JSON does not, would come back as text.)
         del state["raw"]
         return state
 

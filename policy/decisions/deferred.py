@@ -34,7 +34,7 @@ from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, connections, transaction
 from django.utils import timezone
 
-from policy.clusters.engine import engine_for, snapshot_for
+from policy.clusters.engine import engine_for, evaluate_on
 from policy.clusters.models import ClusterSnapshot
 from policy.decisions.models import ExplanationBase, PendingExplanation, PlacementDecision
 from scoring import decision_codec
@@ -46,7 +46,6 @@ from scoring.snapshot import gc_paused
 logger = logging.getLogger(__name__)
 
 BACKGROUND = "background"
-ON_READ = "on-read"
 QUIET = 0.25  # seconds without a request before the writer takes the processor
 STALE_AFTER = timedelta(minutes=1)  # pending longer than this: its process did not write it
 HELD = 32  # decisions a process keeps for writing; older ones are evaluated again to write
@@ -135,11 +134,9 @@ PlacementDecision.writer = complete
 
 def _evaluate_again(row: PlacementDecision, pending: PendingExplanation) -> Decision:
     """The decision ``row`` recorded, made again from its stored inputs."""
-    stored = pending.snapshot
     target = Target(**pending.target) if pending.target else None
     engine = engine_for(pending.document, target)
-    with gc_paused():
-        decision = engine.evaluate(parse_pod(row.pod), snapshot_for(stored), stored.taken_at)
+    decision = evaluate_on(pending.snapshot, engine, parse_pod(row.pod))
     if (decision.selected_node or "") != row.selected_node:
         logger.error(
             "decision %s: evaluated again, the engine selects %r where %r was recorded",
@@ -170,12 +167,6 @@ def complete_stale(now: datetime | None = None) -> int:
     cutoff = (now or timezone.now()) - STALE_AFTER
     stale = PendingExplanation.objects.filter(created__lt=cutoff)
     return complete_pending(stale.values_list("decision_id", flat=True))
-
-
-def complete_for_snapshots(snapshot_ids: Iterable[int]) -> int:
-    """Write the pending explanations made on these snapshots (before they are deleted)."""
-    pending = PendingExplanation.objects.filter(snapshot_id__in=list(snapshot_ids))
-    return complete_pending(pending.values_list("decision_id", flat=True))
 
 
 # -- the writer thread ----------------------------------------------------------------------

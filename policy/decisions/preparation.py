@@ -8,12 +8,11 @@ import logging
 from django.conf import settings
 
 from policy.clusters import prepared_engine
-from policy.clusters.engine import engine_for, snapshot_for
+from policy.clusters.engine import engine_for, evaluate_on, snapshot_for
 from policy.clusters.models import ClusterSnapshot
 from policy.decisions.evaluation import EvaluationError, choose_configuration
 from scoring.errors import InputError
 from scoring.objects import parse_pod
-from scoring.snapshot import gc_paused
 
 logger = logging.getLogger(__name__)
 
@@ -47,11 +46,9 @@ def prepare_engine(stored: ClusterSnapshot) -> int:
     try:
         choice = choose_configuration(stored.cluster, None)
         engine = engine_for(choice.document, choice.target)
-        snapshot = snapshot_for(stored)
-        with gc_paused():
-            for name in engine.frameworks:
-                engine.evaluate(parse_pod(probe(name)), snapshot, stored.taken_at)
+        for name in engine.frameworks:
+            evaluate_on(stored, engine, parse_pod(probe(name)))
     except (EvaluationError, InputError) as exc:
         logger.info("snapshot %s: engine snapshot not prepared: %s", stored.pk, exc)
         return 0
-    return prepared_engine.save(stored, snapshot)
+    return prepared_engine.save(stored, snapshot_for(stored))

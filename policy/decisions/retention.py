@@ -7,8 +7,10 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from policy.clusters import services as cluster_services
 from policy.clusters.models import Cluster
-from policy.decisions.models import ExplanationBase, PlacementDecision
+from policy.decisions import deferred
+from policy.decisions.models import ExplanationBase, PendingExplanation, PlacementDecision
 
 BASE_GRACE = timedelta(hours=1)
 
@@ -33,3 +35,12 @@ def prune_decisions(now: datetime | None = None) -> int:
     unused = ExplanationBase.objects.filter(decisions__isnull=True)
     unused.filter(created__lt=now - BASE_GRACE).delete()
     return deleted
+
+
+def prune_snapshots() -> int:
+    """Keep the newest ``SNAPSHOT_RETENTION`` snapshots of each cluster, and those a pending
+    explanation is still to be written from (written first where it can be: after that, the
+    snapshot may go); returns how many went."""
+    deferred.complete_pending(PendingExplanation.objects.values_list("decision_id", flat=True))
+    pinned = set(PendingExplanation.objects.values_list("snapshot_id", flat=True))
+    return cluster_services.prune_snapshots(pinned=pinned)

@@ -28,6 +28,23 @@ def migrate(executor: MigrationExecutor, target: list[tuple[str, str]]) -> Any:
     return MigrationExecutor(connection).loader.project_state(target).apps
 
 
+def _decision(model: Any, cluster: Any, when: Any, name: str, **fields: Any) -> Any:
+    """A decision row of the historical ``model`` with what every test here gives alike."""
+    return model.objects.create(
+        cluster=cluster,
+        snapshot_taken_at=when,
+        pod_namespace="a",
+        pod_name=name,
+        pod={},
+        profile="default-scheduler",
+        outcome="scheduled",
+        feasible_nodes=0,
+        total_nodes=0,
+        source="api",
+        **fields,
+    )
+
+
 def test_collect_field_ownership_becomes_per_field(executor: MigrationExecutor) -> None:
     old = migrate(executor, BEFORE)
     clusters = old.get_model("policy", "Cluster")
@@ -107,20 +124,9 @@ def test_decisions_are_stored_compact_and_back(executor: MigrationExecutor) -> N
     old = migrate(executor, [("policy", "0016_snapshot_chains")])
     cluster = old.get_model("policy", "Cluster").objects.create(name="c", kind="demo")
     decisions = old.get_model("policy", "PlacementDecision")
+    when = datetime(2026, 11, 22, tzinfo=UTC)
     ids = [
-        decisions.objects.create(
-            cluster=cluster,
-            snapshot_taken_at=datetime(2026, 11, 22, tzinfo=UTC),
-            pod_namespace="a",
-            pod_name=f"p{k}",
-            pod={},
-            profile="default-scheduler",
-            outcome="scheduled",
-            feasible_nodes=0,
-            total_nodes=0,
-            source="api",
-            explanation=explanation,
-        ).pk
+        _decision(decisions, cluster, when, f"p{k}", explanation=explanation).pk
         for k, explanation in enumerate(explanations)
     ]
 
@@ -156,22 +162,16 @@ def test_decisions_stored_alone_come_to_share_a_base_per_snapshot_and_back(
     ids = []
     for k, explanation in enumerate(explanations):
         v1 = decision_codec.MAGIC_V1 + lzma.compress(columnar.pack([explanation]))
-        ids.append(
-            decisions.objects.create(
-                cluster=cluster,
-                snapshot_taken_at=times[k % 2],
-                pod_namespace="a",
-                pod_name=f"p{k}",
-                pod={},
-                profile="default-scheduler",
-                outcome="scheduled",
-                feasible_nodes=0,
-                total_nodes=0,
-                source="api",
-                explanation_data=v1,
-                explanation_summary={"nodes": 0, "bytes": len(v1)},
-            ).pk
+        summary = {"nodes": 0, "bytes": len(v1)}
+        row = _decision(
+            decisions,
+            cluster,
+            times[k % 2],
+            f"p{k}",
+            explanation_data=v1,
+            explanation_summary=summary,
         )
+        ids.append(row.pk)
 
     new = migrate(executor, [("policy", "0023_decisions_share_bases")])
     rows = new.get_model("policy", "PlacementDecision").objects.in_bulk(ids)
@@ -219,20 +219,8 @@ def test_migrating_back_waits_for_pending_explanations(executor: MigrationExecut
     snapshot = apps.get_model("policy", "ClusterSnapshot").snapshots.create(
         cluster=cluster, taken_at=when
     )
-    decision = apps.get_model("policy", "PlacementDecision").objects.create(
-        cluster=cluster,
-        snapshot=snapshot,
-        snapshot_taken_at=when,
-        pod_namespace="a",
-        pod_name="p",
-        pod={},
-        profile="default-scheduler",
-        outcome="scheduled",
-        feasible_nodes=0,
-        total_nodes=0,
-        source="api",
-        explanation_data=b"",
-    )
+    decisions = apps.get_model("policy", "PlacementDecision")
+    decision = _decision(decisions, cluster, when, "p", snapshot=snapshot, explanation_data=b"")
     pending = apps.get_model("policy", "PendingExplanation")
     pending.objects.create(decision=decision, snapshot=snapshot)
     with pytest.raises(RuntimeError, match="1 decisions have their explanation pending"):
