@@ -68,7 +68,7 @@ def main() -> None:
 def run(nodes: int, pods: int, repeat: int, database: Path) -> None:
     from policy.clusters import services as cluster_services
     from policy.clusters.engine import engine_for, snapshot_for
-    from policy.decisions import evaluation
+    from policy.decisions import evaluation, questions
     from policy.decisions.models import ExplanationBase, PlacementDecision
     from scoring import decision_codec
 
@@ -89,7 +89,10 @@ def run(nodes: int, pods: int, repeat: int, database: Path) -> None:
         build = _median_ms(decision.to_dict, repeat)
         before = database.stat().st_size
         began = time.perf_counter()
-        row = evaluation.record(stored.cluster, pod.raw, (decision, stored, choice), digest=pod.key)
+        answer = questions.answer_for(decision, stored, choice)
+        row = evaluation.record(
+            stored.cluster, pod.raw, evaluation.Evaluated(answer), digest=pod.key
+        )
         recorded = (time.perf_counter() - began) * 1000
         row = PlacementDecision.objects.get(pk=row.pk)
         data = bytes(row.explanation_data)

@@ -302,6 +302,19 @@ CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
 CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"retry_policy": _QUICK_RETRY}
 CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_TIMEZONE = TIME_ZONE
+# Tasks that need a cluster's engine state go to its engine shard's queue (policy/engine/).
+CELERY_TASK_ROUTES = ("policy.engine.shards.route",)
+
+# --- The engine tier (policy/engine/, docs/architecture.md) -------------------------------
+# Each cluster's engine state is held by one engine worker: shard = cluster id % ENGINE_SHARDS,
+# served on queue ENGINE_QUEUE_PREFIX + shard (run `celery -A config worker --pool=solo -Q
+# engine-0`, one process per shard or several queues per process; see the Procfile).
+ENGINE_SHARDS = env_int("ENGINE_SHARDS", 1, minimum=1)
+ENGINE_QUEUE_PREFIX = env_str("ENGINE_QUEUE_PREFIX", "engine-") or "engine-"
+# Seconds a request waits for the engine's answer before answering 503 naming the queue.
+ENGINE_TIMEOUT = env_int("ENGINE_TIMEOUT", 8, minimum=1)
+# Answer engine questions in the asking process (the embedded default: no broker).
+ENGINE_IN_PROCESS = env_bool("ENGINE_IN_PROCESS", CELERY_BROKER_URL is None)
 # Every periodic task, in one place. Each entry expires: a run missed while beat or the workers
 # were down is dropped, not queued up behind the next one.
 CELERY_BEAT_SCHEDULE = {
@@ -335,11 +348,6 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60.0,
         "options": {"expires": 50},
     },
-    "complete-explanations": {
-        "task": "policy.tasks.complete_explanations",
-        "schedule": 60.0,
-        "options": {"expires": 50},
-    },
     "recover-what-ifs": {
         "task": "policy.tasks.recover_what_ifs",
         "schedule": 60.0,
@@ -358,22 +366,12 @@ METRICS_TOKEN = env_secret("METRICS_TOKEN")
 # Decision history kept: this many days, and at most this many decisions per cluster.
 DECISION_RETENTION_DAYS = env_int("DECISION_RETENTION_DAYS", 30, minimum=1)
 DECISION_RETENTION_COUNT = env_int("DECISION_RETENTION_COUNT", 100_000, minimum=1)
-# An evaluation over the API is answered once the decision is stored; its explanation (every
-# node's, about a second's work on 5,000 nodes) is written after (policy/decisions/deferred.py):
-# "background": by the web process's writer thread when it is idle, within
-# EXPLANATION_WRITE_DELAY seconds; "on-read": by whoever reads it first, or the beat.
-EXPLANATION_WRITER = env_choice("EXPLANATION_WRITER", ["background", "on-read"], "background")
-EXPLANATION_WRITE_DELAY = env_int("EXPLANATION_WRITE_DELAY", 10, minimum=0)
 BROKER_CHECK_TIMEOUT = 2.0
 # /readyz gives the database this long to answer SELECT 1 before reporting it unavailable.
 DATABASE_CHECK_TIMEOUT = 3.0
 # From this many nodes, a dashboard whose newest snapshot is not prepared yet shows the previous
 # one while the newest is built in the background (per web process).
 DASHBOARD_BACKGROUND_BUILD_NODES = env_int("DASHBOARD_BACKGROUND_BUILD_NODES", 1000, minimum=1)
-# From this many nodes, the worker stores each new snapshot's engine state for web processes to
-# load (policy/clusters/prepared_engine.py; 12.7 MB and ~6 s of worker time per snapshot on
-# 5,000 nodes) instead of building it. Smaller clusters build in a fraction of a second.
-PREPARED_ENGINE_NODES = env_int("PREPARED_ENGINE_NODES", 1000, minimum=1)
 # Pods one what-if comparison may place (each is placed twice, once per configuration).
 WHATIF_MAX_PODS = env_int("WHATIF_MAX_PODS", 10_000, minimum=1)
 

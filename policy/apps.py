@@ -13,7 +13,9 @@ class PolicyConfig(AppConfig):
         post_migrate.connect(ensure_role_groups, sender=self)
         # Imported for their effect: the OpenAPI description of the token authentication
         # class; the Celery tasks, which services enqueue by name (policy.core.broker); the
-        # sync's receivers (clusters in automatic push mode are pushed when policies change).
+        # sync's receivers (clusters in automatic push mode are pushed when policies change);
+        # the engine tier's questions, answered by name (policy.engine.questions).
         from policy import tasks  # noqa: F401
         from policy.api import schema  # noqa: F401
+        from policy.decisions import questions  # noqa: F401
         from policy.sync import receivers  # noqa: F401

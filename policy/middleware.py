@@ -16,6 +16,7 @@ from rest_framework.renderers import TemplateHTMLRenderer
 from rest_framework.views import APIView
 
 from policy.core.broker import BrokerUnavailable
+from policy.core.errors import ServiceUnavailable
 from policy.web.pages import CLUSTER_COOKIE, SESSION_CLUSTER
 
 
@@ -114,7 +115,8 @@ class RequestSizeLimitMiddleware:
 
 class BrokerUnavailableMiddleware:
     """Pages that queue work answer 503 with the broker's state when it is down (the API's
-    exception handler does the same in JSON); the queued row is kept for the beat."""
+    exception handler does the same in JSON); the queued row is kept for the beat. The same
+    for a service that did not answer (an engine worker)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
         self.get_response = get_response
@@ -123,7 +125,7 @@ class BrokerUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponseBase | None:
-        if not isinstance(exc, BrokerUnavailable):
+        if not isinstance(exc, (BrokerUnavailable, ServiceUnavailable)):
             return None
         response = render(request, "503.html", {"message": str(exc)}, status=503)
         response["Retry-After"] = "30"

@@ -7,7 +7,8 @@ from typing import Any
 
 from celery import shared_task
 
-from policy.decisions import deferred, retention, whatif
+from policy.decisions import retention, whatif
+from policy.engine import server
 
 logger = logging.getLogger(__name__)
 
@@ -18,15 +19,23 @@ def ping() -> str:
     return "pong"
 
 
+@shared_task(acks_late=False)
+def engine_question(cluster_id: int, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The engine tier's answer to question ``name`` about ``cluster_id`` (routed to the
+    cluster's shard, ``policy.engine.shards``). Not acknowledged late: a question whose worker
+    died is not asked again; the asking request answered 503 already."""
+    return server.answer(name, payload)
+
+
 @shared_task
 def prepare_snapshot(cluster_id: int) -> bool:
     """Prepare what the pages show of the cluster's newest snapshot (``policy.web.prepared``);
-    False when there is nothing (left) to prepare."""
-    from policy.decisions.preparation import prepare_newest_engine
+    False when there is nothing (left) to prepare. Runs where the cluster's engine state is
+    held (its engine shard), which it brings to the newest snapshot."""
     from policy.web.pages import prepare_newest
 
-    prepared = prepare_newest(cluster_id)
-    return prepare_newest_engine(cluster_id) > 0 or prepared
+    with server.engine_task():
+        return prepare_newest(cluster_id)
 
 
 @shared_task
@@ -38,18 +47,8 @@ def prune_decisions_task() -> int:
 
 
 @shared_task
-def complete_explanations() -> int:
-    """Periodic (beat): write the explanations of decisions whose web process did not."""
-    written = deferred.complete_stale()
-    if written:
-        logger.info("wrote %d pending explanations", written)
-    return written
-
-
-@shared_task
 def prune_snapshots_task() -> int:
-    """Periodic (beat): keep the newest ``SNAPSHOT_RETENTION`` snapshots per cluster, and
-    those a pending explanation is still to be written from."""
+    """Periodic (beat): keep the newest ``SNAPSHOT_RETENTION`` snapshots per cluster."""
     deleted = retention.prune_snapshots()
     logger.info("pruned %d snapshots", deleted)
     return deleted
@@ -102,7 +101,8 @@ def evaluate_pending(cluster_id: int) -> dict[str, int] | None:
     for each pod the cluster's scheduler bound since the previous snapshot."""
     from policy.decisions.services import after_refresh
 
-    return after_refresh(cluster_id)
+    with server.engine_task():
+        return after_refresh(cluster_id)
 
 
 @shared_task

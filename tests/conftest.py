@@ -55,10 +55,23 @@ def fast_password_hashing(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
-def explanations_written_on_read(settings: Any) -> None:
-    """No writer thread: it would write with a connection of its own, outside the test's
-    transaction (tests of the thread ask for it)."""
-    settings.EXPLANATION_WRITER = "on-read"
+def engine_in_process(settings: Any) -> None:
+    """Engine questions are answered in the test's process and transaction, broker or not
+    (tests of the engine tier start a real engine worker and turn this off)."""
+    settings.ENGINE_IN_PROCESS = True
+
+
+def engine_decision(
+    stored: Any, manifest: dict[str, Any], configuration_id: int | None = None
+) -> Any:
+    """The engine's own :class:`scoring.decision.Decision` for ``manifest`` on ``stored``,
+    made apart from any record (what a recorded decision must equal)."""
+    from policy.clusters.engine import engine_for, evaluate_on
+    from policy.decisions.evaluation import choose_configuration
+    from scoring.objects import parse_pod
+
+    choice = choose_configuration(stored.cluster, configuration_id)
+    return evaluate_on(stored, engine_for(choice.document, choice.target), parse_pod(manifest))
 
 
 @pytest.fixture(autouse=True)

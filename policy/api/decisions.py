@@ -30,8 +30,6 @@ from policy.core.choices import DecisionSource
 from policy.decisions import evaluation
 from policy.decisions.filters import DecisionFilterSet
 from policy.decisions.models import PlacementDecision
-from scoring import decision_codec, decision_page
-from scoring.decision import Decision
 from scoring.decision_codec import DEFAULT_RANKED, NodeSelection
 
 MAX_NODES_LIMIT = 1000  # nodes one decision response shows at most
@@ -267,28 +265,8 @@ class DecisionViewSet(viewsets.ReadOnlyModelViewSet[PlacementDecision]):
         return context
 
 
-def decision_response(
-    decision: PlacementDecision, asked: tuple[int | None, int | None] = (None, None)
-) -> dict[str, Any]:
-    """The engine contract's JSON, its node list paged as ``GET /api/v1/decisions/{id}/``
-    pages it (``nodesPage`` says what was left out), plus the record's ids."""
-    explanation = decision.explanation
-    selection = decision_codec.select_in(explanation, *asked)
-    nodes = explanation.get(decision_codec.NODES) or []
-    paged = {**explanation, "nodes": [nodes[k] for k in selection.positions]}
-    return _response(decision, paged, selection, [node.get("name") for node in nodes], asked)
-
-
-def _response(
-    decision: PlacementDecision,
-    paged: dict[str, Any],
-    selection: NodeSelection,
-    names: Sequence[str],
-    asked: tuple[int | None, int | None],
-) -> dict[str, Any]:
+def _ids(decision: PlacementDecision) -> dict[str, Any]:
     return {
-        **paged,
-        "nodesPage": nodes_page(selection, names, asked),
         "id": decision.pk,
         "cluster": decision.cluster_id,
         "snapshot": decision.snapshot_id,
@@ -301,12 +279,26 @@ def _response(
 
 
 def made_response(
-    decision: PlacementDecision, made: Decision, asked: tuple[int | None, int | None]
+    decision: PlacementDecision,
+    evaluated: evaluation.Evaluated,
+    asked: tuple[int | None, int | None],
 ) -> dict[str, Any]:
-    """:func:`decision_response` of a decision just made, from the engine's ``made`` (whose
-    explanation may not be written yet): the same page, without every node's entry."""
-    cut = decision_page.page(made, *asked)
-    return _response(decision, cut.explanation, cut.selection, cut.names, asked)
+    """A decision just made, its node list paged as ``GET /api/v1/decisions/{id}/`` pages it
+    (``nodesPage`` says what was left out), from the page the engine cut (without decoding
+    the explanation), plus the record's ids."""
+    page = evaluated.page
+    offset, limit = asked
+    nodes_page = {
+        "total": page["total"],
+        "ranked": page["ranked"],
+        "filtered": page["total"] - page["ranked"],
+        "offset": offset,
+        "limit": limit,
+        "returned": page["returned"],
+        "omitted": page["omitted"],
+        "filtered_groups": page["filtered_groups"],
+    }
+    return {**page["explanation"], "nodesPage": nodes_page, **_ids(decision)}
 
 
 class EvaluateView(APIView):
@@ -345,7 +337,7 @@ class EvaluateView(APIView):
                 user=request.user,
                 source=DecisionSource.API,
                 token_name=token.name if token else "",
-                defer=True,
+                page=asked,
             )
         except evaluation.EvaluationError as exc:
             body: dict[str, Any] = {exc.field: [str(exc)]}

@@ -23,6 +23,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from policy.accounts.changes import ChangeContext, record_denied
 from policy.core.broker import BrokerUnavailable
+from policy.core.errors import ServiceUnavailable
 from policy.policies.located import NON_FIELD
 from scoring.errors import (
     DUPLICATE,
@@ -118,6 +119,16 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             },
             status=503,
             headers={"Retry-After": "30"},
+        )
+    if isinstance(exc, ServiceUnavailable):
+        detail = str(exc)
+        return Response(
+            {
+                "detail": detail,
+                "errors": [{"field": "", "type": type(exc).__name__, "detail": detail}],
+            },
+            status=503,
+            headers={"Retry-After": "10"},
         )
     if isinstance(exc, SuspiciousOperation):  # e.g. too many form fields, a body too large
         too_large = isinstance(exc, RequestDataTooBig)

@@ -259,26 +259,3 @@ class ClusterSnapshot(models.Model):
             "node_metrics": self.node_metric_count,
             "node_resource_topologies": self.topology_count,
         }
-
-
-class PreparedEngineSnapshot(models.Model):
-    """The engine snapshot of a stored snapshot, with its plugins' state, built by the worker
-    for web processes to load (``policy.clusters.prepared_engine``: signed, and only for the
-    engine code that wrote it)."""
-
-    snapshot = models.ForeignKey(ClusterSnapshot, on_delete=models.CASCADE, related_name="+")
-    fingerprint = models.CharField(
-        max_length=64, help_text="SHA-256 of the engine code (and Python, numpy) that built it."
-    )
-    data = models.BinaryField(help_text="Signed, compressed pickle (prepared_engine).")
-    created = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["snapshot", "fingerprint"], name="prepared_engine_snapshot_once"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"prepared engine snapshot of {self.snapshot_id}"

@@ -9,3 +9,8 @@ class ServiceError(ValueError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field = field
+
+
+class ServiceUnavailable(Exception):
+    """A service the request needs did not answer (an engine worker, say): the API answers
+    503 with this message, pages a 503 page saying the same. Nothing was changed."""

@@ -1,16 +1,21 @@
 """Evaluate a pod against a cluster's newest snapshot and keep the decision (a service).
 
-The engine runs with "now" set to the snapshot's time, so a decision depends only on what was
-stored (NodeMetric freshness is judged as it was when the snapshot was taken) and can be
-reproduced exactly later.
+The engine tier decides (``evaluate``, :mod:`policy.decisions.questions`): where the cluster's
+engine state is held, it evaluates the pod and encodes the whole explanation; the asking
+process records the decision with its explanation in one transaction, so a decision is whole
+when it is answered. The engine runs with "now" set to the snapshot's time, so a decision
+depends only on what was stored (NodeMetric freshness is judged as it was when the snapshot
+was taken) and can be reproduced exactly later.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import yaml
@@ -18,29 +23,24 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from policy.clusters.engine import document_digest, engine_for, evaluate_on
 from policy.clusters.models import Cluster, ClusterSnapshot
-from policy.core.choices import Agreement, DecisionOutcome, DecisionSource
+from policy.core.choices import Agreement, DecisionSource
 from policy.core.validators import dns1123_label_validator, validate_json_value
-from policy.decisions import deferred
 from policy.decisions.models import PlacementDecision
+from policy.engine import client
+from policy.engine.questions import Refused
 from policy.policies import documents
 from policy.policies.models import SchedulerConfiguration
 from scoring.config import Target
-from scoring.decision import Decision
-from scoring.errors import ConfigurationInvalid, InputError
+from scoring.errors import InputError
 from scoring.inputs import load_yaml
 from scoring.k8s_names import is_dns1123_subdomain
-from scoring.objects import parse_pod
 
 
-class EvaluationError(ValueError):
-    """The inputs cannot be evaluated; ``field`` names the input at fault."""
-
-    def __init__(self, field: str, message: str, errors: list[dict[str, Any]] | None = None):
-        super().__init__(message)
-        self.field = field
-        self.errors = errors or []
+class EvaluationError(Refused):
+    """The inputs cannot be evaluated; ``field`` names the input at fault. Raised where the
+    engine runs, it reaches the asking process as :class:`Refused` and is raised there again
+    as this class (:func:`run`)."""
 
 
 MAX_POD_TEXT = 256 * 1024  # characters of a manifest given as text
@@ -116,27 +116,12 @@ def choose_configuration(cluster: Cluster, configuration_id: int | None) -> Conf
     return ConfigurationChoice(document, chosen.pk, chosen.version, target)
 
 
-def _latest_snapshot(cluster: Cluster) -> ClusterSnapshot:
-    stored = cluster.latest_snapshot()
-    if stored is None:
-        raise EvaluationError("cluster", f"cluster {cluster.name} has no snapshot yet")
-    return stored
-
-
-def _outcome(decision: Decision) -> str:
-    if decision.error is not None:
-        return DecisionOutcome.ERROR
-    if decision.selected_node is None:
-        return DecisionOutcome.UNSCHEDULABLE
-    return DecisionOutcome.SCHEDULED
-
-
-def outcome_digest(pod: Mapping[str, Any], config_digest: str, decision: Decision) -> str:
+def outcome_digest(pod: Mapping[str, Any], config_digest: str, evaluated: Evaluated) -> str:
     """Identifies what was decided for a pod under a configuration (profile, outcome, node,
     message), whatever snapshot it was decided on: a pending pod is recorded again only when
     that changes, not at every refresh."""
-    outcome = [decision.profile, _outcome(decision), decision.selected_node or ""]
-    message = (decision.summary() or "") if decision.selected_node is None else ""
+    outcome = [evaluated.profile, evaluated.outcome, evaluated.selected_node]
+    message = evaluated.message if not evaluated.selected_node else ""
     canonical = json.dumps([pod, config_digest, outcome, message], sort_keys=True, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -147,29 +132,48 @@ def inputs_digest(pod: Mapping[str, Any], snapshot_id: int, config_digest: str) 
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+@dataclass(frozen=True)
+class Evaluated:
+    """The engine's answer to ``evaluate``: the decision's fields, its encoded explanation and,
+    when asked, the page of nodes an API answer shows (:mod:`policy.decisions.questions`)."""
+
+    answer: dict[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.answer[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def explanation_data(self) -> bytes:
+        return base64.b64decode(self.answer["explanation"]["data"])
+
+
 def run(
     cluster: Cluster,
     manifest: Mapping[str, Any],
     configuration_id: int | None = None,
     *,
     on: ClusterSnapshot | None = None,
-) -> tuple[Decision, ClusterSnapshot, ConfigurationChoice]:
-    """Evaluate without recording: the engine's decision and what it was made from (the
-    snapshot ``on``, else the cluster's newest)."""
-    stored = on or _latest_snapshot(cluster)
+    actual_node: str = "",
+    page: tuple[int | None, int | None] | None = None,
+) -> Evaluated:
+    """Evaluate without recording: the engine's decision on the snapshot ``on``, else the
+    cluster's newest; compared with ``actual_node`` when given; with the API's page of nodes
+    ``page`` (offset, limit) when given."""
+    payload = {
+        "cluster": cluster.pk,
+        "snapshot": on.pk if on is not None else None,
+        "pod": dict(manifest),
+        "configuration": configuration_id,
+        "actual_node": actual_node,
+        "page": list(page) if page is not None else None,
+    }
     try:
-        pod = parse_pod(manifest)
-    except InputError as exc:
-        raise EvaluationError("pod", str(exc)) from None
-    choice = choose_configuration(cluster, configuration_id)
-    try:
-        engine = engine_for(choice.document, choice.target)
-        return evaluate_on(stored, engine, pod), stored, choice
-    except ConfigurationInvalid as exc:
-        errors = [e.to_dict() for e in exc.errors]
-        raise EvaluationError("configuration", "the configuration is invalid", errors) from None
-    except InputError as exc:
-        raise EvaluationError("pod", str(exc)) from None
+        return Evaluated(client.ask(cluster.pk, "evaluate", payload))
+    except Refused as exc:
+        raise EvaluationError(exc.field, str(exc), exc.errors) from None
 
 
 def evaluate_pod(
@@ -200,80 +204,74 @@ def evaluate_and_record(
     user: AbstractBaseUser | AnonymousUser | None = None,
     source: str = DecisionSource.API,
     token_name: str = "",
-    defer: bool = False,
-) -> tuple[PlacementDecision, Decision]:
-    """:func:`evaluate_pod`, its explanation written after when ``defer``; the record and the
-    engine's decision (to answer from without the whole explanation)."""
-    decision, stored, choice = run(cluster, manifest, configuration_id)
-    digest = inputs_digest(manifest, stored.pk, document_digest(choice.document))
+    page: tuple[int | None, int | None] | None = None,
+) -> tuple[PlacementDecision, Evaluated]:
+    """:func:`evaluate_pod`; the record and the engine's answer (with the page of nodes
+    ``page`` when given, to answer from without decoding the explanation)."""
+    evaluated = run(cluster, manifest, configuration_id, page=page)
+    digest = inputs_digest(manifest, evaluated.snapshot, evaluated.configuration["digest"])
     row = record(
         cluster,
         manifest,
-        (decision, stored, choice),
+        evaluated,
         digest=digest,
         user=user,
         source=source,
         token_name=token_name,
-        defer=defer,
     )
-    return row, decision
+    return row, evaluated
 
 
 def record(
     cluster: Cluster,
     manifest: Mapping[str, Any],
-    evaluated: tuple[Decision, ClusterSnapshot, ConfigurationChoice],
+    evaluated: Evaluated,
     *,
     digest: str,
     user: AbstractBaseUser | AnonymousUser | None = None,
     source: str = DecisionSource.API,
     token_name: str = "",
-    actual_node: str = "",
     scheduler_message: str = "",
-    defer: bool = False,
 ) -> PlacementDecision:
-    """Store what :func:`run` decided; ``digest`` identifies it for deduplication.
-    ``actual_node``: where the cluster's scheduler put the pod (the ``cluster`` source), which
-    the decision is compared with. ``defer``: return once the decision is stored and write its
-    explanation after (:mod:`policy.decisions.deferred`)."""
-    decision, stored, choice = evaluated
-    observed = decision.compare(actual_node) if actual_node else None
+    """Store what :func:`run` decided, with its whole explanation; ``digest`` identifies it for
+    deduplication. A decision compared with where the cluster's scheduler put the pod (the
+    ``cluster`` source) carries the comparison."""
+    observed = evaluated.comparison
     agreement = ""
     if observed is not None:
-        agreement = Agreement.AGREES if observed.agrees else Agreement.DISAGREES
+        agreement = Agreement.AGREES if observed["agrees"] else Agreement.DISAGREES
+    pod = evaluated.pod_key
+    explanation = evaluated.answer["explanation"]
     row = PlacementDecision(
         cluster=cluster,
-        snapshot=stored,
-        snapshot_taken_at=stored.taken_at,
-        pod_namespace=decision.cycle.pod.namespace,
-        pod_name=decision.cycle.pod.name,
-        pod_uid=decision.cycle.pod.uid,
+        snapshot_id=evaluated.snapshot,
+        snapshot_taken_at=datetime.fromisoformat(evaluated.taken_at),
+        pod_namespace=pod["namespace"],
+        pod_name=pod["name"],
+        pod_uid=pod["uid"],
         pod=dict(manifest),
-        profile=decision.profile,
-        configuration_id=choice.id,
-        configuration_version=choice.version,
-        configuration_digest=document_digest(choice.document),
-        selected_node=decision.selected_node or "",
-        outcome=_outcome(decision),
-        message=decision.summary() or "",
-        feasible_nodes=len(decision.feasible),
-        total_nodes=len(decision.cycle.snapshot),
+        profile=evaluated.profile,
+        configuration_id=evaluated.configuration["id"],
+        configuration_version=evaluated.configuration["version"],
+        configuration_digest=evaluated.configuration["digest"],
+        selected_node=evaluated.selected_node,
+        outcome=evaluated.outcome,
+        message=evaluated.message,
+        feasible_nodes=evaluated.feasible_nodes,
+        total_nodes=evaluated.total_nodes,
+        explanation_data=evaluated.explanation_data,
+        explanation_base_id=explanation["base"],
+        explanation_summary=explanation["summary"],
         requested_by=user if isinstance(user, User) else None,
         source=source,
         token_name=token_name,
         inputs_digest=digest,
-        actual_node=actual_node,
+        actual_node=evaluated.actual_node,
         scheduler_message=scheduler_message,
         agreement=agreement,
-        actual_rank=observed.rank if observed else None,
-        score_gap=observed.gap if observed else None,
+        actual_rank=observed["rank"] if observed else None,
+        score_gap=observed["gap"] if observed else None,
     )
     with transaction.atomic():
-        if defer:
-            row.explanation_data = b""
-            row.save()
-            deferred.hold(row, decision, stored, choice.document, choice.target)
-        else:
-            deferred.write(row, decision, stored)
-            row.save()
+        row.save()
     return row

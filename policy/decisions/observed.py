@@ -64,7 +64,7 @@ def _record(cluster: Cluster, previous: ClusterSnapshot, pod: Obj) -> str:
     ).exists():
         return "known"
     try:
-        evaluated = evaluation.run(cluster, unbound, on=previous)
+        evaluated = evaluation.run(cluster, unbound, on=previous, actual_node=actual)
     except evaluation.EvaluationError as exc:
         logger.warning("binding of %s to %s: %s", _key(pod), actual, exc)
         return "errors"
@@ -74,7 +74,6 @@ def _record(cluster: Cluster, previous: ClusterSnapshot, pod: Obj) -> str:
         evaluated,
         digest=digest,
         source=DecisionSource.CLUSTER,
-        actual_node=actual,
     )
     return "recorded"
 

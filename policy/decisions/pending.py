@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from policy.clusters.engine import document_digest
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.core.choices import DecisionSource
 from policy.decisions import evaluation
@@ -107,10 +106,10 @@ def _evaluate(cluster: Cluster, pod: dict[str, Any], scheduler_message: str = ""
             "pending pod %s/%s: %s", metadata.get("namespace"), metadata.get("name"), exc
         )
         return "errors"
-    decision, _, choice = evaluated
-    digest = evaluation.outcome_digest(pod, document_digest(choice.document), decision)
+    config_digest = evaluated.configuration["digest"]
+    digest = evaluation.outcome_digest(pod, config_digest, evaluated)
     if scheduler_message:  # what the scheduler says is part of what is recorded
-        digest = evaluation.outcome_digest(pod, digest + scheduler_message, decision)
+        digest = evaluation.outcome_digest(pod, digest + scheduler_message, evaluated)
     if digest == last:
         return "unchanged"
     evaluation.record(

@@ -9,8 +9,7 @@ from django.utils import timezone
 
 from policy.clusters import services as cluster_services
 from policy.clusters.models import Cluster
-from policy.decisions import deferred
-from policy.decisions.models import ExplanationBase, PendingExplanation, PlacementDecision
+from policy.decisions.models import ExplanationBase, PlacementDecision
 
 BASE_GRACE = timedelta(hours=1)
 
@@ -38,9 +37,6 @@ def prune_decisions(now: datetime | None = None) -> int:
 
 
 def prune_snapshots() -> int:
-    """Keep the newest ``SNAPSHOT_RETENTION`` snapshots of each cluster, and those a pending
-    explanation is still to be written from (written first where it can be: after that, the
-    snapshot may go); returns how many went."""
-    deferred.complete_pending(PendingExplanation.objects.values_list("decision_id", flat=True))
-    pinned = set(PendingExplanation.objects.values_list("snapshot_id", flat=True))
-    return cluster_services.prune_snapshots(pinned=pinned)
+    """Keep the newest ``SNAPSHOT_RETENTION`` snapshots of each cluster; returns how many
+    went."""
+    return cluster_services.prune_snapshots()

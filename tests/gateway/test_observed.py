@@ -69,7 +69,7 @@ def test_bindings_between_refreshes_are_recorded_with_agreement(
     refresh()  # both pods pending
     before = cluster.latest_snapshot()
     assert before is not None
-    best = evaluation.run(cluster, pod(agreeing), on=before)[0].selected_node
+    best = evaluation.run(cluster, pod(agreeing), on=before).selected_node
     assert best is not None
     bind(admin, agreeing, best)  # where the engine would have put it
     bind(admin, filtered, cordoned)  # where the engine would not

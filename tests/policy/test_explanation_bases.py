@@ -14,7 +14,7 @@ from policy.clusters.snapshot_chains import materialize
 from policy.decisions import evaluation, retention
 from policy.decisions.models import ExplanationBase, PlacementDecision
 from policy.decisions.models import decisions as decision_models
-from tests.conftest import NOW
+from tests.conftest import NOW, engine_decision
 from tests.scoring.builders import make_container, make_pod
 
 pytestmark = pytest.mark.django_db
@@ -26,8 +26,7 @@ def pod(name: str, cpu: str) -> dict[str, Any]:
 
 def engine_json(stored: ClusterSnapshot, manifest: dict[str, Any]) -> dict[str, Any]:
     """The engine's JSON for ``manifest`` on ``stored``, computed apart from any record."""
-    decision, _, _ = evaluation.run(stored.cluster, manifest, on=stored)
-    return decision.to_dict()
+    return engine_decision(stored, manifest).to_dict()
 
 
 def fresh(decision: PlacementDecision) -> PlacementDecision:

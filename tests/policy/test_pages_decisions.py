@@ -223,21 +223,17 @@ def test_the_schedulers_own_decisions_are_filtered_by_agreement(
     client: Client, viewer: User, demo_snapshot: ClusterSnapshot
 ) -> None:
     from policy.decisions import evaluation
+    from tests.conftest import engine_decision
     from tests.scoring.builders import make_container, make_pod
 
     cluster = demo_snapshot.cluster
     manifest = make_pod("bound-1", containers=[make_container("a", {"cpu": "100m"})])
-    evaluated = evaluation.run(cluster, manifest)
-    decision = evaluated[0]
+    decision = engine_decision(cluster.latest_snapshot(), manifest)
     other = next(n for n in decision.cycle.snapshot.node_names if not decision.compare(n).agrees)
     for actual, digest in ((decision.selected_node, "a"), (other, "b")):
+        evaluated = evaluation.run(cluster, manifest, actual_node=actual or "")
         evaluation.record(
-            cluster,
-            manifest,
-            evaluated,
-            digest=digest,
-            source=DecisionSource.CLUSTER,
-            actual_node=actual or "",
+            cluster, manifest, evaluated, digest=digest, source=DecisionSource.CLUSTER
         )
     client.force_login(viewer)
     agrees = client.get("/decisions/?agreement=agrees").context["page_obj"].object_list
@@ -252,21 +248,17 @@ def test_the_dashboard_shows_agreement_with_the_scheduler_per_profile(
     client: Client, viewer: User, demo_snapshot: ClusterSnapshot
 ) -> None:
     from policy.decisions import evaluation
+    from tests.conftest import engine_decision
     from tests.scoring.builders import make_container, make_pod
 
     cluster = demo_snapshot.cluster
     manifest = make_pod("bound-2", containers=[make_container("a", {"cpu": "100m"})])
-    evaluated = evaluation.run(cluster, manifest)
-    decision = evaluated[0]
+    decision = engine_decision(cluster.latest_snapshot(), manifest)
     worse = next(n for n in decision.cycle.snapshot.node_names if not decision.compare(n).agrees)
     for n, actual in enumerate([decision.selected_node or "", decision.selected_node or "", worse]):
+        evaluated = evaluation.run(cluster, manifest, actual_node=actual)
         evaluation.record(
-            cluster,
-            manifest,
-            evaluated,
-            digest=str(n),
-            source=DecisionSource.CLUSTER,
-            actual_node=actual,
+            cluster, manifest, evaluated, digest=str(n), source=DecisionSource.CLUSTER
         )
     client.force_login(viewer)
     page = client.get(f"/?cluster={cluster.pk}")

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import threading
-import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -156,61 +155,33 @@ class PlacementDecision(models.Model):
         self.__dict__["_explanation"] = dict(value)
         self.__dict__.pop("_stored", None)
 
-    # Writes a pending explanation (policy.decisions.deferred, set when it is imported).
-    writer: ClassVar[Callable[[PlacementDecision], None] | None] = None
-
-    def complete_pending(self) -> None:
-        """Write this decision's pending explanation now."""
-        if PlacementDecision.writer is None:
-            raise RuntimeError("policy.decisions.deferred is not loaded")
-        PlacementDecision.writer(self)
-
-    @property
-    def explanation_pending(self) -> bool:
-        """Recorded without its explanation yet (``policy.decisions.deferred``)."""
-        return not self.explanation_data and self.pk is not None
+    def _never_written(self) -> dict[str, Any]:
+        """What is known of a decision whose explanation was never written (recorded by an
+        older release that wrote explanations after answering, and never did for this one)."""
+        explanation: dict[str, Any] = {
+            "pod": f"{self.pod_namespace}/{self.pod_name}",
+            "profile": self.profile,
+            "selectedNode": self.selected_node or None,
+            "feasibleNodes": self.feasible_nodes,
+            "totalNodes": self.total_nodes,
+            "nodes": [],
+            "skippedPlugins": [],
+            "rankingMayDiffer": False,
+            "rankingMayDifferBecause": [],
+            "explanationNotWritten": True,
+        }
+        if self.message:
+            explanation["message"] = self.message
+        return explanation
 
     def stored_explanation(self) -> decision_codec.StoredExplanation:
-        """The stored explanation, read lazily (a page of nodes without the others); a pending
-        one is written first."""
+        """The stored explanation, read lazily (a page of nodes without the others)."""
         stored: decision_codec.StoredExplanation | None = self.__dict__.get("_stored")
         if stored is None:
-            if self.explanation_pending:
-                self.complete_pending()
-            data = bytes(self.explanation_data)
+            data = bytes(self.explanation_data) or decision_codec.encode(self._never_written())
             stored = decision_codec.StoredExplanation(data, _base_of(data, self))
             self.__dict__["_stored"] = stored
         return stored
-
-
-class PendingExplanation(models.Model):
-    """A decision recorded before its explanation was written (``policy.decisions.deferred``):
-    what rebuilds the explanation exactly if the process that made it cannot write it (the
-    configuration document as evaluated; the snapshot, which cannot be deleted meanwhile).
-    Deleted when the explanation is stored."""
-
-    decision = models.OneToOneField(
-        PlacementDecision,
-        primary_key=True,
-        on_delete=models.CASCADE,
-        related_name="pending_explanation",
-    )
-    snapshot = models.ForeignKey(
-        ClusterSnapshot, on_delete=models.RESTRICT, related_name="pending_explanations"
-    )
-    document = models.JSONField(
-        null=True, help_text="The KubeSchedulerConfiguration evaluated (none: defaults)."
-    )
-    target = models.JSONField(
-        null=True, help_text="The scheduler target evaluated for: flavor and version."
-    )
-    token = models.UUIDField(
-        default=uuid.uuid4, help_text="Names the decision its process holds for writing."
-    )
-    created = models.DateTimeField(auto_now_add=True, db_index=True)
-
-    def __str__(self) -> str:
-        return f"pending explanation of decision {self.decision_id}"
 
 
 _BASES_KEPT = 8  # decoded bases a process keeps (about 1 MB each on 5,000 nodes)

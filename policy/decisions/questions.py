@@ -1,0 +1,161 @@
+"""The decisions domain's engine question, answered where the cluster's engine state is held.
+
+``evaluate``: the engine's decision for a pod on a stored snapshot (the cluster's newest, or
+one named), with the whole explanation encoded (compressed against the snapshot's
+:class:`ExplanationBase`, made here by the first decision on it) and, when asked, the page of
+nodes an API answer shows. The asking process records it (:func:`evaluation.record`).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from policy.clusters.engine import document_digest, engine_for, evaluate_on
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.core.choices import DecisionOutcome
+from policy.decisions.evaluation import (
+    ConfigurationChoice,
+    EvaluationError,
+    choose_configuration,
+)
+from policy.decisions.models import ExplanationBase
+from policy.decisions.models.decisions import summary_of
+from policy.engine.questions import question
+from scoring import decision_codec, decision_page
+from scoring.decision import Decision
+from scoring.errors import ConfigurationInvalid, InputError
+from scoring.objects import parse_pod
+from scoring.snapshot import gc_paused
+
+
+@question("evaluate")
+def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
+    cluster = Cluster.objects.filter(pk=payload["cluster"]).first()
+    if cluster is None:
+        raise EvaluationError("cluster", f"no cluster {payload['cluster']}")
+    stored = _snapshot(cluster, payload.get("snapshot"))
+    try:
+        pod = parse_pod(payload["pod"])
+    except InputError as exc:
+        raise EvaluationError("pod", str(exc)) from None
+    choice = choose_configuration(cluster, payload.get("configuration"))
+    try:
+        engine = engine_for(choice.document, choice.target)
+        decision = evaluate_on(stored, engine, pod)
+    except ConfigurationInvalid as exc:
+        errors = [e.to_dict() for e in exc.errors]
+        raise EvaluationError("configuration", "the configuration is invalid", errors) from None
+    except InputError as exc:
+        raise EvaluationError("pod", str(exc)) from None
+    page = payload.get("page")
+    return answer_for(
+        decision,
+        stored,
+        choice,
+        str(payload.get("actual_node") or ""),
+        None if page is None else tuple(page),
+    )
+
+
+def answer_for(
+    decision: Decision,
+    stored: ClusterSnapshot,
+    choice: ConfigurationChoice,
+    actual: str = "",
+    page: tuple[int | None, int | None] | None = None,
+) -> dict[str, Any]:
+    """The ``evaluate`` answer for the engine's ``decision`` on ``stored``: what
+    :func:`evaluation.record` stores, compared with ``actual`` (where the cluster's scheduler
+    put the pod) when given, with the API's ``page`` of nodes when given."""
+    observed = decision.compare(actual) if actual else None
+    return {
+        "snapshot": stored.pk,
+        "taken_at": stored.taken_at.isoformat(),
+        "configuration": {
+            "id": choice.id,
+            "version": choice.version,
+            "digest": document_digest(choice.document),
+        },
+        "pod_key": {
+            "namespace": decision.cycle.pod.namespace,
+            "name": decision.cycle.pod.name,
+            "uid": decision.cycle.pod.uid,
+        },
+        "profile": decision.profile,
+        "selected_node": decision.selected_node or "",
+        "outcome": _outcome(decision),
+        "message": decision.summary() or "",
+        "feasible_nodes": len(decision.feasible),
+        "total_nodes": len(decision.cycle.snapshot),
+        "actual_node": actual,
+        "comparison": None
+        if observed is None
+        else {"agrees": observed.agrees, "rank": observed.rank, "gap": observed.gap},
+        "explanation": _explanation(decision, stored),
+        "page": None if page is None else _page(decision, *page),
+    }
+
+
+def _snapshot(cluster: Cluster, snapshot_id: int | None) -> ClusterSnapshot:
+    if snapshot_id is None:
+        latest = cluster.latest_snapshot()
+        if latest is None:
+            raise EvaluationError("cluster", f"cluster {cluster.name} has no snapshot yet")
+        snapshot_id = latest.pk
+    stored = ClusterSnapshot.snapshots.summaries().filter(pk=snapshot_id, cluster=cluster).first()
+    if stored is None:
+        raise EvaluationError("snapshot", f"cluster {cluster.name} has no snapshot {snapshot_id}")
+    return stored
+
+
+def _outcome(decision: Decision) -> str:
+    if decision.error is not None:
+        return DecisionOutcome.ERROR
+    if decision.selected_node is None:
+        return DecisionOutcome.UNSCHEDULABLE
+    return DecisionOutcome.SCHEDULED
+
+
+def _explanation(decision: Decision, stored: ClusterSnapshot) -> dict[str, Any]:
+    """The whole explanation, encoded against the snapshot's base (docs/decisions.md)."""
+    # Thousands of nodes' dicts, none cyclic: the cyclic collector's passes over them would
+    # cost more than building and encoding them.
+    with gc_paused():
+        explanation = decision.to_dict()
+        packed = decision_codec.pack(explanation)
+        base = _base(stored, packed)
+        data = decision_codec.encode(packed, base.base())
+    return {
+        "data": base64.b64encode(data).decode(),
+        "base": base.pk,
+        "summary": summary_of(explanation, data),
+    }
+
+
+def _base(stored: ClusterSnapshot, packed: decision_codec.Packed) -> ExplanationBase:
+    """The base of decisions made on ``stored``: the first one's columns. Only the engine
+    worker holding the cluster makes it, so two are never made at once; retention leaves an
+    unused base alone for an hour, so the decision that names it is stored first."""
+    base = ExplanationBase.objects.filter(snapshot=stored).order_by("id").first()
+    if base is None:
+        made = decision_codec.Base(packed.payload)
+        base = ExplanationBase.objects.create(
+            cluster=stored.cluster, snapshot=stored, data=made.to_bytes(), digest=made.digest.hex()
+        )
+        base.keep(made)
+    return base
+
+
+def _page(decision: Decision, offset: int | None, limit: int | None) -> dict[str, Any]:
+    """The nodes an API answer shows, and what it leaves out (as ``GET /decisions/{id}/``)."""
+    cut = decision_page.page(decision, offset, limit)
+    selection = cut.selection
+    return {
+        "explanation": cut.explanation,
+        "total": selection.total,
+        "ranked": selection.ranked,
+        "returned": len(selection.positions),
+        "omitted": selection.omitted,
+        "filtered_groups": [group.to_dict(cut.names) for group in selection.groups],
+    }
