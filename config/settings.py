@@ -369,9 +369,6 @@ DECISION_RETENTION_COUNT = env_int("DECISION_RETENTION_COUNT", 100_000, minimum=
 BROKER_CHECK_TIMEOUT = 2.0
 # /readyz gives the database this long to answer SELECT 1 before reporting it unavailable.
 DATABASE_CHECK_TIMEOUT = 3.0
-# From this many nodes, a dashboard whose newest snapshot is not prepared yet shows the previous
-# one while the newest is built in the background (per web process).
-DASHBOARD_BACKGROUND_BUILD_NODES = env_int("DASHBOARD_BACKGROUND_BUILD_NODES", 1000, minimum=1)
 # Pods one what-if comparison may place (each is placed twice, once per configuration).
 WHATIF_MAX_PODS = env_int("WHATIF_MAX_PODS", 10_000, minimum=1)
 

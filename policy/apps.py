@@ -19,3 +19,4 @@ class PolicyConfig(AppConfig):
         from policy.api import schema  # noqa: F401
         from policy.decisions import questions  # noqa: F401
         from policy.sync import receivers  # noqa: F401
+        from policy.web import questions as page_questions  # noqa: F401

@@ -54,25 +54,6 @@ def _build(stored: ClusterSnapshot) -> Snapshot:
     return snapshot
 
 
-_started: set[tuple[int, str]] = set()  # snapshots this process began building in background
-
-
-def snapshot_if_ready(stored: ClusterSnapshot) -> Snapshot | None:
-    """The engine snapshot when this process holds it. Else None, building it in the
-    background the first time (a page shows a notice meanwhile); once that build ended
-    without a snapshot (it failed, or it was evicted since), it is built here so a failure
-    shows its error."""
-    key = snapshot_key(stored)
-    ready: Snapshot | None = _snapshots.get(key)
-    if ready is not None or _snapshots.building_now(key):
-        return ready
-    if key in _started:
-        return snapshot_for(stored)
-    _started.add(key)
-    _snapshots.build_in_background(key, lambda: _build(stored))
-    return None
-
-
 def snapshot_key(stored: ClusterSnapshot) -> tuple[int, str]:
     """Cache key of a stored snapshot: its id plus creation time, since SQLite reuses the ids
     of deleted rows and a cache keyed by id alone could serve another snapshot's objects."""
@@ -105,5 +86,4 @@ def clear_caches() -> None:
     """Forget cached snapshots and engines (tests; memory pressure)."""
     for cache in (_snapshots, _engines):
         cache.clear()
-    _started.clear()
     gc.unfreeze()

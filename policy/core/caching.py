@@ -1,4 +1,5 @@
-"""The per-process cache of slow-to-build values (engine snapshots, engines, dashboard loads).
+"""The per-process cache of slow-to-build values (an engine worker's snapshots, engines,
+dashboard loads).
 
 Building a snapshot or a dashboard load of a 5,000-node cluster takes seconds, so builds run
 outside the cache's lock: one builder per key (other callers of that key wait for it) while
@@ -7,15 +8,11 @@ every other key stays readable and buildable.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from django.db import connections
-
-log = logging.getLogger(__name__)
 V = TypeVar("V")
 
 
@@ -37,18 +34,6 @@ class BuildCache:
             self.values.move_to_end(key)
             return self.values[key]
 
-    def building_now(self, key: Any) -> bool:
-        with self.lock:
-            return key in self.building
-
-    def newest(self, matches: Callable[[Any], bool]) -> tuple[Any, Any] | None:
-        """The most recently used (key, value) whose key ``matches``."""
-        with self.lock:
-            for key in reversed(self.values):
-                if matches(key):
-                    return key, self.values[key]
-        return None
-
     def get_or_build(self, key: Any, build: Callable[[], V]) -> V:
         while True:
             with self.lock:
@@ -69,26 +54,6 @@ class BuildCache:
             with self.lock:
                 del self.building[key]
             done.set()
-
-    def build_in_background(self, key: Any, build: Callable[[], Any]) -> None:
-        """Build ``key`` in a thread unless it is cached or being built already."""
-        with self.lock:
-            if key in self.values or key in self.building:
-                return
-            done = self.building[key] = threading.Event()
-
-        def run() -> None:
-            try:
-                self._store(key, build())
-            except Exception:
-                log.exception("building %s in the background failed", key)
-            finally:
-                with self.lock:
-                    del self.building[key]
-                done.set()
-                connections.close_all()  # this thread's own connections
-
-        threading.Thread(target=run, name=f"schedboard-build-{key}", daemon=True).start()
 
     def _store(self, key: Any, value: Any) -> None:
         dropped = []

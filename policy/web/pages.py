@@ -1,5 +1,10 @@
-"""What the pages share: picking the cluster, the engine snapshot, the LoadAware args in force,
-and a small per-process cache of the dashboard's per-node rows."""
+"""What the pages share: picking the cluster, the LoadAware args in force, what the engine tier
+answers about a snapshot (the dashboard's per-node load, a node in detail, the pending pods),
+and a small per-process cache of the dashboard's per-node rows.
+
+Web processes hold no engine snapshot: the views of a snapshot are prepared where the
+cluster's engine state is held (``prepare_views``, run by the engine worker once a snapshot is
+stored, or when a page asks for views not prepared yet) and read from the database."""
 
 from __future__ import annotations
 
@@ -7,24 +12,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 
-from policy.clusters.engine import (
-    document_digest,
-    engine_for,
-    snapshot_for,
-    snapshot_if_ready,
-    snapshot_key,
-)
+from policy.clusters.engine import document_digest, engine_for, snapshot_for, snapshot_key
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.core.caching import BuildCache
 from policy.core.choices import ClusterKind
 from policy.core.params import parse_id
 from policy.decisions import evaluation
+from policy.engine import client
+from policy.engine.questions import Refused
 from policy.web import prepared, trends
 from policy.web.presenters.loadaware import PLUGIN, ClusterLoad, cluster_load, default_plugin
+from policy.web.presenters.node import NodeDetail, node_detail_from_json
 from scoring.errors import ConfigurationInvalid, InputError
 from scoring.plugins.loadaware import LoadAwareScheduling
 from scoring.snapshot import Snapshot, gc_paused
@@ -82,19 +83,9 @@ class SnapshotUnreadable(Exception):
 
 
 def engine_snapshot(stored: ClusterSnapshot) -> Snapshot:
+    """The engine snapshot of ``stored``: only where the engine state is held (questions)."""
     try:
         return snapshot_for(stored)
-    except (InputError, ValueError, TypeError, AttributeError, KeyError) as exc:
-        raise SnapshotUnreadable(str(exc)) from exc
-
-
-def engine_snapshot_or_notice(stored: ClusterSnapshot) -> Snapshot | None:
-    """``engine_snapshot``, except that for a big cluster this process does not hold yet it
-    is None while built in the background (the page says so, and reloads once it is ready)."""
-    if stored.node_count < settings.DASHBOARD_BACKGROUND_BUILD_NODES:
-        return engine_snapshot(stored)
-    try:
-        return snapshot_if_ready(stored)
     except (InputError, ValueError, TypeError, AttributeError, KeyError) as exc:
         raise SnapshotUnreadable(str(exc)) from exc
 
@@ -182,31 +173,44 @@ def trend_key(source: LoadAwareSource) -> str:
 
 def prepare_newest(cluster_id: int) -> bool:
     """Prepare the views of the cluster's newest snapshot; False when there is nothing (left)
-    to prepare (the cluster or its snapshots are gone, or they were prepared already)."""
+    to prepare (the cluster or its snapshots are gone, they were prepared already, or the
+    snapshot is unreadable)."""
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     stored = cluster.latest_snapshot() if cluster else None
-    return stored is not None and prepare_views(stored)
+    if stored is None:
+        return False
+    try:
+        return prepare_views(stored)
+    except SnapshotUnreadable:
+        return False
 
 
-def prepare_views(stored: ClusterSnapshot) -> bool:
-    """Build and store what the pages need of ``stored`` (the worker, once a snapshot is
-    stored or the configuration changed): the dashboard's load for the cluster's LoadAware
-    args in force and the pending pods the evaluate form offers. False when they are stored
-    already or the snapshot is unreadable."""
-    source = loadaware_source(stored.cluster)
+def prepare_views(stored: ClusterSnapshot, source: LoadAwareSource | None = None) -> bool:
+    """Build and store what the pages need of ``stored`` (where the engine state is held, once
+    a snapshot is stored or a page asks): the dashboard's load for the LoadAware args in force
+    (``source``, else the cluster's) and the pending pods the evaluate form offers. False when
+    they are stored already; :class:`SnapshotUnreadable` when the engine cannot read it."""
+    source = source or loadaware_source(stored.cluster)
     key = _prepared_key(source)
     if prepared.has(stored, prepared.LOAD, key):
         return False
-    try:
-        load = _builder(stored, source)()
-        pending = pending_choices(engine_snapshot(stored))
-    except SnapshotUnreadable:
-        return False
+    load = _builder(stored, source)()
+    pending = pending_choices(engine_snapshot(stored))
     prepared.save(stored, prepared.LOAD, key, prepared.encode_load(load))
     prepared.save(stored, prepared.PENDING, "", pending)
     trends.record(stored, key, load)
-    _loads.get_or_build(_load_key(stored, source), lambda: load)
     return True
+
+
+def ask_prepared(stored: ClusterSnapshot, source: LoadAwareSource) -> None:
+    """Have the engine tier prepare the views of ``stored`` for ``source`` (at once when they
+    are, or as soon as the engine worker is done preparing them after the refresh)."""
+    try:
+        client.ask(
+            stored.cluster_id, "prepare-views", {"snapshot": stored.pk, "profile": source.profile}
+        )
+    except Refused as exc:
+        raise SnapshotUnreadable(str(exc)) from None
 
 
 def pending_choices(snapshot: Snapshot) -> list[tuple[str, dict[str, Any]]]:
@@ -216,11 +220,12 @@ def pending_choices(snapshot: Snapshot) -> list[tuple[str, dict[str, Any]]]:
 
 
 def pending_for_form(stored: ClusterSnapshot) -> list[tuple[str, dict[str, Any]]]:
-    """``pending_choices`` of ``stored``: prepared, else from the engine snapshot."""
+    """``pending_choices`` of ``stored``, as prepared (asking the engine tier to, first)."""
     ready = prepared.read(stored, prepared.PENDING, "")
-    if ready is not None:
-        return [(key, raw) for key, raw in ready]
-    return pending_choices(engine_snapshot(stored))
+    if ready is None:
+        ask_prepared(stored, loadaware_source(stored.cluster))
+        ready = prepared.read(stored, prepared.PENDING, "") or []
+    return [(key, raw) for key, raw in ready]
 
 
 def _prepared_load(stored: ClusterSnapshot, source: LoadAwareSource) -> ClusterLoad | None:
@@ -247,30 +252,47 @@ def _builder(stored: ClusterSnapshot, source: LoadAwareSource) -> Callable[[], C
 
 @dataclass(frozen=True)
 class PageLoad:
-    """What the dashboard shows: the load, the snapshot it is of, and, when that is an older
-    snapshot shown while the newest is prepared, the newest one."""
+    """What the dashboard shows: the load and the snapshot it is of."""
 
     load: ClusterLoad
     shown: ClusterSnapshot
-    preparing: ClusterSnapshot | None = None
 
 
 def load_for_page(stored: ClusterSnapshot, source: LoadAwareSource) -> PageLoad:
-    """The newest view without waiting on big clusters: when ``stored`` (the newest snapshot)
-    is not ready but an older snapshot of the cluster is, that one is shown while ``stored``
-    is built in the background (a refresh stores a snapshot every minute; building 5,000
-    nodes takes seconds). Small clusters, and a first visit, build inline."""
+    """The dashboard's load of ``stored``: kept by this process, else as prepared (asking the
+    engine tier to prepare it first when it is not)."""
     key = _load_key(stored, source)
     ready = _loads.get(key)
     if ready is not None:
         return PageLoad(ready, stored)
-    ready = _prepared_load(stored, source)
-    if ready is not None:
-        return PageLoad(_loads.get_or_build(key, lambda: ready), stored)
-    if stored.node_count >= settings.DASHBOARD_BACKGROUND_BUILD_NODES:
-        older = _loads.newest(lambda k: k[0] == key[0] and k[2:] == key[2:] and k != key)
-        shown = older and ClusterSnapshot.snapshots.summaries().filter(pk=older[0][1][0]).first()
-        if older is not None and shown is not None:
-            _loads.build_in_background(key, _builder(stored, source))
-            return PageLoad(older[1], shown, preparing=stored)
-    return PageLoad(_loads.get_or_build(key, _builder(stored, source)), stored)
+    load = _prepared_load(stored, source)
+    if load is None:
+        ask_prepared(stored, source)
+        load = _prepared_load(stored, source)
+    if load is None:
+        raise SnapshotUnreadable("the engine prepared no load for this snapshot")
+    return PageLoad(_loads.get_or_build(key, lambda: load), stored)
+
+
+def node_for_page(stored: ClusterSnapshot, source: LoadAwareSource, name: str) -> NodeDetail | None:
+    """Node ``name`` of ``stored`` in detail, from the engine tier (None: no such node)."""
+    payload = {"snapshot": stored.pk, "profile": source.profile, "name": name}
+    try:
+        answer = client.ask(stored.cluster_id, "node-detail", payload)
+    except Refused as exc:
+        raise SnapshotUnreadable(str(exc)) from None
+    return node_detail_from_json(answer["node"]) if answer["node"] is not None else None
+
+
+def reported_resources(cluster: Cluster) -> list[str] | None:
+    """The resources some node of the cluster's newest snapshot reports in its allocatable;
+    None when not known (no snapshot, or unreadable)."""
+    stored = cluster.latest_snapshot()
+    if stored is None:
+        return None
+    try:
+        answer = client.ask(cluster.pk, "resources", {"snapshot": stored.pk})
+    except Refused:
+        return None
+    resources: list[str] = answer["resources"]
+    return resources

@@ -61,7 +61,7 @@ def evaluate(client: Any, cluster_id: int, name: str) -> Any:
     return client.post(f"/api/v1/clusters/{cluster_id}/evaluate/", {"pod": pod}, format="json")
 
 
-def test_the_engine_worker_answers_and_the_web_process_holds_no_snapshot(
+def test_the_engine_worker_answers_evaluations_and_pages_and_the_web_holds_no_snapshot(
     engine_worker: Callable[[], Worker], api_client: Any
 ) -> None:
     stored = load_demo_cluster(nodes=12)
@@ -75,6 +75,11 @@ def test_the_engine_worker_answers_and_the_web_process_holds_no_snapshot(
     assert row.selected_node == body["selectedNode"] and row.selected_node
     assert len(row.explanation["nodes"]) == 12  # whole when answered
     assert ExplanationBase.objects.filter(snapshot_id=stored.pk).count() == 1
+    dashboard = api_client.get(f"/?cluster={stored.cluster_id}")
+    assert dashboard.status_code == 200 and len(dashboard.context["summary"].rows) == 12
+    node = api_client.get(f"/clusters/{stored.cluster_id}/nodes/{row.selected_node}/")
+    assert node.status_code == 200 and node.context["detail"].name == row.selected_node
+    assert api_client.get(f"/clusters/{stored.cluster_id}/nodes/no-such-node/").status_code == 404
     assert held._snapshots.values == {}  # the engine worker built it, not this process
 
 

@@ -5,18 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
-import pytest
 from django.template.loader import render_to_string
 
 WHEN = datetime(2026, 11, 25, 10, 0, tzinfo=UTC)
-
-
-@pytest.mark.parametrize(
-    ("count", "text"), [(1, "1 node)"), (2, "2 nodes)"), (5000, "5,000 nodes)")]
-)
-def test_the_preparing_notice_counts_nodes(count: int, text: str) -> None:
-    preparing = SimpleNamespace(taken_at=WHEN, node_count=count)
-    assert text in render_to_string("policy/partials/preparing.html", {"preparing": preparing})
 
 
 def test_what_if_progress_groups_thousands() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 from typing import Any
 
@@ -11,7 +10,6 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils.html import escape
 
-from policy.clusters.engine import clear_caches
 from policy.clusters.models import ClusterSnapshot
 from policy.clusters.services import load_demo_cluster
 from tests.conftest import NOW
@@ -143,27 +141,3 @@ def test_the_node_itself_labels_taints_conditions_images_and_its_threshold_polic
     other = next(o for o in demo_snapshot.objects if o["kind"] == "Node" and o is not node)
     html = node_page(client, viewer, demo_snapshot, other["metadata"]["name"]).content.decode()
     assert "pinned" not in html
-
-
-@pytest.mark.django_db(transaction=True)  # the background build reads on its own connection
-def test_a_big_cluster_node_page_says_it_is_being_prepared_then_shows_the_node(
-    client: Client, viewer: User, settings: Any
-) -> None:
-    stored = load_demo_cluster(nodes=12, now=NOW)
-    inline = node_page(client, viewer, stored, "general-b-0001").context["detail"]
-    clear_caches()
-    settings.DASHBOARD_BACKGROUND_BUILD_NODES = 10
-    first = node_page(client, viewer, stored, "general-b-0001")
-    html = first.content.decode()
-    assert first.status_code == 200 and "is being prepared" in html and 'data-poll="2"' in html
-    deadline = time.monotonic() + 30
-    while (
-        'data-job-status="running"'
-        in client.get(
-            f"/clusters/{stored.cluster_id}/nodes/general-b-0001/", headers={"X-Partial": "status"}
-        ).content.decode()
-    ):
-        assert time.monotonic() < deadline, "the snapshot was never prepared"
-        time.sleep(0.05)
-    ready = node_page(client, viewer, stored, "general-b-0001")
-    assert ready.context["detail"] == inline

@@ -10,6 +10,7 @@ import pytest
 from django.http import QueryDict
 
 from policy.clusters.models import ClusterSnapshot
+from policy.web import pages
 from policy.web.forms import policies as pf
 
 NODES_REPORT = ["cpu", "ephemeral-storage", "memory", "nvidia.com/gpu", "pods"]
@@ -241,9 +242,9 @@ def test_without_the_clusters_resources_nothing_is_warned_about() -> None:
 def test_the_resources_come_from_the_nodes_of_the_newest_snapshot(
     demo_snapshot: ClusterSnapshot,
 ) -> None:
-    reported = pf.reported_resources(demo_snapshot.cluster)
+    reported = pages.reported_resources(demo_snapshot.cluster)
     assert reported is not None
     assert {"cpu", "memory", "pods"} <= set(reported)
     assert "cpuu" not in reported
     demo_snapshot.cluster.snapshots.all().delete()
-    assert pf.reported_resources(demo_snapshot.cluster) is None
+    assert pages.reported_resources(demo_snapshot.cluster) is None

@@ -30,7 +30,6 @@ from policy.policies.models import (
     SchedulerConfiguration,
     SchedulerProfile,
 )
-from policy.web.pages import SnapshotUnreadable, engine_snapshot_or_notice
 from policy.web.presenters.policies import loadaware_defaults
 from scoring.config.schema import PLUGINS_FIELD_ORDER
 from scoring.errors import InputError
@@ -97,24 +96,6 @@ LEFT_OUT = {
     "aggregated_usage_thresholds": "the {} check would be off",
     "resource_weights": "{} would not be scored",
 }
-
-
-def reported_resources(cluster: Cluster) -> list[str] | None:
-    """The resources some node of the cluster's newest snapshot reports in its allocatable;
-    None when not known (no snapshot, unreadable, or a big one still being built)."""
-    stored = cluster.latest_snapshot()
-    if stored is None:
-        return None
-    try:
-        snapshot = engine_snapshot_or_notice(stored)
-    except SnapshotUnreadable:
-        return None
-    if snapshot is None:
-        return None
-    names: set[str] = set()
-    for node in snapshot.nodes:
-        names.update(node.allocatable)
-    return sorted(names)
 
 
 def _getlist(data: Any, key: str) -> list[str] | None:

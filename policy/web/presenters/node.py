@@ -247,3 +247,17 @@ def node_detail(
         pods=[pod_line(pod) for pod in pods],
         problems=problems,
     )
+
+
+def node_detail_from_json(data: Mapping[str, Any]) -> NodeDetail:
+    """A :class:`NodeDetail` from its JSON (``dataclasses.asdict``, as the engine tier answers
+    it)."""
+    return NodeDetail(
+        **{
+            **data,
+            "images": [tuple(image) for image in data["images"]],
+            "resources": [ResourceLine(**line) for line in data["resources"]],
+            "thresholds": Thresholds(**data["thresholds"]),
+            "pods": [PodLine(**line) for line in data["pods"]],
+        }
+    )

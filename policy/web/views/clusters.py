@@ -24,9 +24,9 @@ from policy.web.pages import (
     LoadAwareSource,
     PageLoad,
     SnapshotUnreadable,
-    engine_snapshot_or_notice,
     load_for_page,
     loadaware_source,
+    node_for_page,
     selected_cluster,
     stored_snapshot,
     trend_key,
@@ -35,7 +35,6 @@ from policy.web.presenters import activity
 from policy.web.presenters import dashboard as board
 from policy.web.presenters import trends as trend_ui
 from policy.web.presenters.explain import loadaware_lines, metric_line
-from policy.web.presenters.node import node_detail as present_node
 
 DEFAULT_PAGE_SIZE = 50
 
@@ -83,9 +82,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         return render(request, "policy/dashboard.html", context)
 
     load = page_load.load
-    context |= {"snapshot": page_load.shown, "preparing": page_load.preparing}
-    if request.headers.get("X-Partial") == "status":  # the "being prepared" notice polls
-        return render(request, "policy/partials/preparing.html", context)
+    context |= {"snapshot": page_load.shown}
     query = board.NodeQuery.from_params(request.GET)
     selected = board.select(load.rows, query)
     paginator = Paginator(selected, _page_size(request))
@@ -162,20 +159,6 @@ def _threshold_policy(cluster: Cluster, stored: Any, name: str) -> Any:
     return next((row for row in rows if row.node == name), None)
 
 
-def _node_preparing(
-    request: HttpRequest,
-    cluster: Cluster,
-    stored: Any,
-    name: str,
-    preparing: bool,
-    partial: bool,
-) -> HttpResponse:
-    """The node page while its snapshot is prepared: a notice polling until it is ready."""
-    context = {"cluster": cluster, "snapshot": stored, "name": name, "preparing": preparing}
-    template = "partials/node_preparing.html" if partial else "node_preparing.html"
-    return render(request, f"policy/{template}", context)
-
-
 @role_required(Role.VIEWER)
 @require_GET
 def node_detail(request: HttpRequest, pk: int, name: str) -> HttpResponse:
@@ -186,13 +169,9 @@ def node_detail(request: HttpRequest, pk: int, name: str) -> HttpResponse:
         raise Http404(f"Cluster {cluster.name} has no snapshot yet.")
     source = loadaware_source(cluster, request.GET.get("profile") or None)
     try:
-        snapshot = engine_snapshot_or_notice(stored)
+        detail = node_for_page(stored, source, name)
     except SnapshotUnreadable as exc:
         raise Http404(f"The snapshot cannot be read: {exc}") from None
-    partial = request.headers.get("X-Partial") == "status"  # the notice polls
-    if snapshot is None or partial:
-        return _node_preparing(request, cluster, stored, name, snapshot is None, partial)
-    detail = present_node(snapshot, source.plugin, stored.taken_at, name)
     if detail is None:
         raise Http404(f"Snapshot {stored.pk} of {cluster.name} has no node {name!r}.")
     latest = cluster.latest_snapshot()

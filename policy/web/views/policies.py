@@ -40,7 +40,7 @@ from policy.policies.models import (
 from policy.sync import status as sync_status
 from policy.web.editors import Editor, editor_for
 from policy.web.forms import policies as pf
-from policy.web.pages import selected_cluster
+from policy.web.pages import reported_resources, selected_cluster
 from policy.web.presenters import policies as ui
 from policy.web.presenters import profile_plugins
 from policy.web.views import policy_merge as merging
@@ -342,7 +342,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
     }
     status = 200
     # For resource maps: the rows' picker offers these, and others are warned about.
-    resources = pf.reported_resources(cluster) if editor.form.has_resource_maps() else None
+    resources = reported_resources(cluster) if editor.form.has_resource_maps() else None
     context["base_version"] = obj.version if obj is not None else None
     plugin_help: profile_plugins.PluginHelp | None = None
     if request.method == "POST":
