@@ -338,6 +338,7 @@ def run(args: argparse.Namespace) -> None:
         "PORT": port,
         "API_EVALUATE_RATE": "100000/min",
         "LOG_LEVEL": "WARNING",
+        "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",  # the venv's
     }
     env.pop("ENGINE_IN_PROCESS", None)
     token = prepare(args, env)

@@ -259,5 +259,12 @@ def node_detail_from_json(data: Mapping[str, Any]) -> NodeDetail:
             "resources": [ResourceLine(**line) for line in data["resources"]],
             "thresholds": Thresholds(**data["thresholds"]),
             "pods": [PodLine(**line) for line in data["pods"]],
+            "topology": _topology_from_json(data["topology"]),
         }
     )
+
+
+def _topology_from_json(data: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if data is None:
+        return None
+    return {**data, "zones": [ZoneLine(**zone) for zone in data["zones"]]}
