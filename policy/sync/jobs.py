@@ -96,9 +96,18 @@ def _user(user: AbstractBaseUser | AnonymousUser | None) -> User | None:
     return user if isinstance(user, User) else None
 
 
+def _task(job: SyncJob) -> str:
+    return broker.REFRESH_CLUSTER if job.kind == SyncJobKind.REFRESH else broker.PUSH_CLUSTER
+
+
 def _send(job: SyncJob) -> None:
-    task = broker.REFRESH_CLUSTER if job.kind == SyncJobKind.REFRESH else broker.PUSH_CLUSTER
-    broker.send(task, (job.pk,), f"Sync job {job.pk} ({job.kind})")
+    broker.send(_task(job), (job.pk,), f"Sync job {job.pk} ({job.kind})")
+
+
+def _send_or_leave_queued(job: SyncJob) -> None:
+    """A job nobody asked for directly (a saved policy change in automatic push mode, the
+    beat, a time window): a broker outage leaves it queued for the recovery to send."""
+    broker.send_or_leave_queued(_task(job), (job.pk,), f"Sync job {job.pk} ({job.kind})")
 
 
 def enqueue_once(
@@ -136,7 +145,8 @@ def enqueue_once(
             requested_by=_user(user),
             confirmed_changes=None if confirmed is None else confirmed_only(confirmed),
         )
-        transaction.on_commit(lambda: _send(job))
+        quiet = trigger != SyncJobTrigger.OPERATOR  # nobody is waiting to hear of an outage
+        transaction.on_commit(lambda: _send_or_leave_queued(job) if quiet else _send(job))
         return job, True
 
 
