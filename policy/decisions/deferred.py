@@ -68,8 +68,15 @@ def write(row: PlacementDecision, decision: Decision, stored: ClusterSnapshot) -
 
 def _base(stored: ClusterSnapshot, packed: decision_codec.Packed) -> ExplanationBase:
     """The base of decisions made on ``stored``: the first one's columns (docs/decisions.md).
-    Locked until the decision is saved, so retention cannot delete it meanwhile (its delete
-    waits, then fails on the new reference and is retried by the next run)."""
+
+    Locks in one order, the snapshot's row then its base's, everywhere a base is found or
+    made: the snapshot's (``FOR NO KEY UPDATE``: it still admits the key-share locks that
+    inserting rows referring to it takes) makes the first decisions on a snapshot make one
+    base, not one each; the base's stays until the decision is saved, so retention cannot
+    delete it meanwhile (its delete waits, then fails on the new reference and is retried by
+    the next run)."""
+    snapshot_row = ClusterSnapshot.snapshots.select_for_update(no_key=True).filter(pk=stored.pk)
+    list(snapshot_row.values_list("pk", flat=True))
     bases = ExplanationBase.objects.select_for_update().filter(snapshot=stored)
     base = bases.order_by("id").first()
     if base is None:
@@ -107,8 +114,11 @@ def hold(
 def complete(row: PlacementDecision) -> None:
     """Write ``row``'s explanation now if it is still pending (else read what was written)."""
     with transaction.atomic():
+        # Only the pending row: a lock on the joined snapshot row too (plain FOR UPDATE locks
+        # every joined table) would block every insert referring to the snapshot, among them
+        # a decision holding the snapshot's base, which this then waits for: a deadlock.
         pending = (
-            PendingExplanation.objects.select_for_update()
+            PendingExplanation.objects.select_for_update(of=("self",))
             .select_related("snapshot")
             .filter(decision_id=row.pk)
             .first()
