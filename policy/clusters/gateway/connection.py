@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -30,7 +31,7 @@ from kubernetes.config.incluster_config import SERVICE_CERT_FILENAME, SERVICE_TO
 from urllib3.exceptions import ReadTimeoutError
 
 from policy.clusters.gateway import retry
-from policy.clusters.gateway.errors import ConfigurationError
+from policy.clusters.gateway.errors import ConfigurationError, TransientError
 from policy.clusters.gateway.redact import install_log_filters, redact, register_secret
 
 # What the kubernetes client's config loaders raise on a file that is not a usable kubeconfig
@@ -85,10 +86,13 @@ class ConnectionSpec:
 
 @dataclass(frozen=True)
 class Timeouts:
-    """Seconds to open a connection and to wait for each read of the answer."""
+    """Seconds to open a connection and to wait for each read of the answer; ``total``, when
+    set, bounds every request of the connection together (a check made while someone waits:
+    no request starts, or waits, past it)."""
 
     connect: float = 5.0
     read: float = 30.0
+    total: float | None = None
 
 
 class Connection:
@@ -107,6 +111,7 @@ class Connection:
         self.description = description
         self.retry_policy = retry_policy
         self.timeouts = timeouts
+        self._ends = None if timeouts.total is None else time.monotonic() + timeouts.total
 
     def __repr__(self) -> str:
         return f"<Connection {self.description} server={self.server}>"
@@ -212,6 +217,7 @@ class Connection:
         read_timeout: float,
     ) -> Any:
         """Send one request; the urllib3 response is returned unread (preload is off)."""
+        connect_timeout, read_timeout = self._within_total(read_timeout)
         params = [(key, _query_value(value)) for key, value in (query or {}).items()]
         verb, url, headers, payload, _ = self._client.param_serialize(
             method,
@@ -226,9 +232,20 @@ class Connection:
             url,
             header_params=headers,
             body=payload,
-            _request_timeout=(self.timeouts.connect, read_timeout),
+            _request_timeout=(connect_timeout, read_timeout),
         )
         return rest_response.response
+
+    def _within_total(self, read_timeout: float) -> tuple[float, float]:
+        """(connect, read) timeouts cut to what is left of ``timeouts.total``."""
+        if self._ends is None:
+            return self.timeouts.connect, read_timeout
+        left = self._ends - time.monotonic()
+        if left <= 0:
+            raise TransientError(
+                f"{self.server} did not answer within {self.timeouts.total:g} s; gave up"
+            )
+        return min(self.timeouts.connect, left), min(read_timeout, left)
 
     def version(self) -> Json:
         """The API server's ``/version``: a cheap check that the connection works."""
