@@ -232,7 +232,7 @@ REST_FRAMEWORK = {
 }
 API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 1000, minimum=1)
 
-# Rate limits of the expensive API writes, per token (or user): see policy/api/throttling.py.
+# Rate limits of the expensive writes (API and pages), per user: see policy/accounts/rate_limits.py.
 API_EVALUATE_RATE = env_rate("API_EVALUATE_RATE", "120/minute")
 API_WHATIF_RATE = env_rate("API_WHATIF_RATE", "20/minute")
 # Counters of the rate limits (and any other cache): Redis when CACHE_URL is set, so every web

@@ -22,9 +22,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from policy.accounts.models import ApiToken
+from policy.accounts.rate_limits import EvaluateThrottle
 from policy.accounts.roles import IsViewer
 from policy.api.strict import ModelSerializer, StrictCharField
-from policy.api.throttling import EvaluateThrottle
 from policy.clusters.models import Cluster
 from policy.core.choices import DecisionSource
 from policy.decisions import evaluation
