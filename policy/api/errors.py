@@ -11,17 +11,20 @@ whose schedulerName a change duplicates) are listed under ``non_field_errors`` w
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Iterable
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from policy.accounts.changes import ChangeContext, record_denied
+from policy.core import database
 from policy.core.broker import BrokerUnavailable
 from policy.policies.located import NON_FIELD
 from scoring.errors import (
@@ -171,3 +174,31 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "Not found."}, status=404)
     return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``. The database out of reach: a 503 naming it, JSON under /api/, a page
+    needing no database elsewhere (nothing to log in with, no session). Anything else: the
+    usual 500, JSON under /api/."""
+    exc = sys.exc_info()[1]
+    api = request.path.startswith("/api/")
+    if database.unreachable(exc):
+        assert exc is not None
+        detail = database.unreachable_message(exc)
+        if api:
+            response: HttpResponse = JsonResponse(
+                {
+                    "detail": detail,
+                    "database": database.database_address(),
+                    "errors": [{"field": "", "type": "DatabaseUnavailable", "detail": detail}],
+                },
+                status=503,
+            )
+        else:
+            page = render_to_string("503_database.html", {"message": detail})
+            response = HttpResponse(page, status=503)
+        response["Retry-After"] = "30"
+        return response
+    if api:
+        return JsonResponse({"detail": "Server error; it has been logged."}, status=500)
+    return defaults.server_error(request)
