@@ -315,6 +315,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 3600.0,
         "options": {"expires": 1800},
     },
+    "prune-authorization-failures": {
+        "task": "policy.tasks.prune_authorization_failures_task",
+        "schedule": 600.0,  # a busy client adds hundreds a second
+        "options": {"expires": 300},
+    },
     "apply-time-windows": {
         "task": "policy.tasks.apply_time_windows",
         "schedule": 60.0,  # windows open and close on the minute
@@ -358,6 +363,13 @@ METRICS_TOKEN = env_secret("METRICS_TOKEN")
 # Decision history kept: this many days, and at most this many decisions per cluster.
 DECISION_RETENTION_DAYS = env_int("DECISION_RETENTION_DAYS", 30, minimum=1)
 DECISION_RETENTION_COUNT = env_int("DECISION_RETENTION_COUNT", 100_000, minimum=1)
+# Refused requests (the "authorization failures" the admin lists), bounded in time and rows.
+AUTHORIZATION_FAILURE_RETENTION_DAYS = env_int(
+    "AUTHORIZATION_FAILURE_RETENTION_DAYS", 30, minimum=1
+)
+AUTHORIZATION_FAILURE_RETENTION_COUNT = env_int(
+    "AUTHORIZATION_FAILURE_RETENTION_COUNT", 100_000, minimum=1
+)
 # An evaluation over the API is answered once the decision is stored; its explanation (every
 # node's, about a second's work on 5,000 nodes) is written after (policy/decisions/deferred.py):
 # "background": by the web process's writer thread when it is idle, within

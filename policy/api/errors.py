@@ -10,6 +10,7 @@ whose schedulerName a change duplicates) are listed under ``non_field_errors`` w
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 from collections.abc import Iterable
@@ -24,8 +25,11 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from policy.accounts.changes import ChangeContext, record_denied
+from policy.accounts.models import ApiToken
+from policy.api.authentication import ReadOnlyToken
 from policy.core import database
 from policy.core.broker import BrokerUnavailable
+from policy.core.choices import ChangeSource
 from policy.policies.located import NON_FIELD
 from scoring.errors import (
     DUPLICATE,
@@ -143,7 +147,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             "errors": [{"field": "", "type": TYPE_INVALID, "detail": str(exc.detail)}],
         }
     elif isinstance(exc, exceptions.PermissionDenied) and request is not None:
-        _audit(request, response.status_code, str(exc.detail))
+        token = exc.token if isinstance(exc, ReadOnlyToken) else None
+        _audit(request, response.status_code, str(exc.detail), token)
     elif (
         isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed)
         and request is not None
@@ -158,9 +163,15 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return response
 
 
-def _audit(request: Any, status_code: int, reason: str) -> None:
+def _audit(request: Any, status_code: int, reason: str, token: ApiToken | None = None) -> None:
+    """Record a refused request; ``token``: the one refused at authentication (the request
+    has no user then), whose owner and name the record carries."""
     try:
         ctx = ChangeContext.from_request(request)
+        if token is not None:
+            ctx = dataclasses.replace(
+                ctx, user=token.owner, source=ChangeSource.TOKEN, token_name=token.name
+            )
     except Exception:
         logger.exception("could not build the audit context of a refused request")
         return
