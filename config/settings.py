@@ -357,7 +357,12 @@ CELERY_BEAT_SCHEDULE = {
 SNAPSHOT_RETENTION = env_int("SNAPSHOT_RETENTION", 20, minimum=1)
 # Kubeconfig files operators may connect clusters with from the "Add cluster" page (a path on
 # this server; superusers may name any file, over the page, the API or manage.py add_cluster).
-KUBECONFIG_DIR = Path(env_str("KUBECONFIG_DIR") or VAR_DIR / "kubeconfigs")
+# Whoever can write there chooses what operators connect to, with which credentials: so not
+# under var/, which the app itself writes, but where only the server's administrators write.
+KUBECONFIG_DIR = Path(env_str("KUBECONFIG_DIR") or "/etc/schedboard/kubeconfigs")
+# A kubeconfig user with an exec or auth-provider section runs a command on this server for
+# its credentials: refused unless this is on.
+KUBECONFIG_CREDENTIAL_PLUGINS = env_bool("KUBECONFIG_CREDENTIAL_PLUGINS", False)
 # /metrics answers scrapers that send "Authorization: Bearer <METRICS_TOKEN>"; unset: off.
 METRICS_TOKEN = env_secret("METRICS_TOKEN")
 # Decision history kept: this many days, and at most this many decisions per cluster.

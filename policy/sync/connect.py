@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from policy.accounts.changes import ChangeContext
@@ -100,7 +101,12 @@ def add_cluster(
     """
     if kind not in (ClusterKind.KUBECONFIG, ClusterKind.IN_CLUSTER):
         raise ValueError(f"kind must be {ClusterKind.KUBECONFIG} or {ClusterKind.IN_CLUSTER}")
-    spec = ConnectionSpec(kind, kubeconfig_path, context)  # type: ignore[arg-type]
+    spec = ConnectionSpec(
+        kind,  # type: ignore[arg-type]
+        kubeconfig_path,
+        context,
+        credential_plugins=settings.KUBECONFIG_CREDENTIAL_PLUGINS,
+    )
     with connect(spec, retry_policy=CHECK_RETRIES, timeouts=CHECK_TIMEOUTS) as conn:
         version = str(conn.version().get("gitVersion", "?"))
         found = None if scheduler_configmap else find_scheduler_configmap(conn)
