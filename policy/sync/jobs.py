@@ -136,7 +136,12 @@ def enqueue_once(
             .order_by("id")
             .first()
         )
+        quiet = trigger != SyncJobTrigger.OPERATOR  # nobody is waiting to hear of an outage
         if waiting is not None and confirmed is None:
+            if not quiet:
+                # Sent again (claiming is conditional, so a second message is a no-op), so an
+                # operator asking while the broker is down hears so, as on the first ask.
+                transaction.on_commit(lambda: _send(waiting))
             return waiting, False
         job = SyncJob.objects.create(
             cluster=cluster,
@@ -145,7 +150,6 @@ def enqueue_once(
             requested_by=_user(user),
             confirmed_changes=None if confirmed is None else confirmed_only(confirmed),
         )
-        quiet = trigger != SyncJobTrigger.OPERATOR  # nobody is waiting to hear of an outage
         transaction.on_commit(lambda: _send_or_leave_queued(job) if quiet else _send(job))
         return job, True
 
