@@ -232,7 +232,7 @@ REST_FRAMEWORK = {
 }
 API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 1000, minimum=1)
 
-# Rate limits of the expensive API writes, per token (or user): see policy/api/throttling.py.
+# Rate limits of the expensive writes (API and pages), per user: see policy/accounts/rate_limits.py.
 API_EVALUATE_RATE = env_rate("API_EVALUATE_RATE", "120/minute")
 API_WHATIF_RATE = env_rate("API_WHATIF_RATE", "20/minute")
 # Counters of the rate limits (and any other cache): Redis when CACHE_URL is set, so every web
@@ -328,6 +328,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 3600.0,
         "options": {"expires": 1800},
     },
+    "prune-authorization-failures": {
+        "task": "policy.tasks.prune_authorization_failures_task",
+        "schedule": 600.0,  # a busy client adds hundreds a second
+        "options": {"expires": 300},
+    },
     "apply-time-windows": {
         "task": "policy.tasks.apply_time_windows",
         "schedule": 60.0,  # windows open and close on the minute
@@ -360,12 +365,24 @@ CELERY_BEAT_SCHEDULE = {
 SNAPSHOT_RETENTION = env_int("SNAPSHOT_RETENTION", 20, minimum=1)
 # Kubeconfig files operators may connect clusters with from the "Add cluster" page (a path on
 # this server; superusers may name any file, over the page, the API or manage.py add_cluster).
-KUBECONFIG_DIR = Path(env_str("KUBECONFIG_DIR") or VAR_DIR / "kubeconfigs")
+# Whoever can write there chooses what operators connect to, with which credentials: so not
+# under var/, which the app itself writes, but where only the server's administrators write.
+KUBECONFIG_DIR = Path(env_str("KUBECONFIG_DIR") or "/etc/schedboard/kubeconfigs")
+# A kubeconfig user with an exec or auth-provider section runs a command on this server for
+# its credentials: refused unless this is on.
+KUBECONFIG_CREDENTIAL_PLUGINS = env_bool("KUBECONFIG_CREDENTIAL_PLUGINS", False)
 # /metrics answers scrapers that send "Authorization: Bearer <METRICS_TOKEN>"; unset: off.
 METRICS_TOKEN = env_secret("METRICS_TOKEN")
 # Decision history kept: this many days, and at most this many decisions per cluster.
 DECISION_RETENTION_DAYS = env_int("DECISION_RETENTION_DAYS", 30, minimum=1)
 DECISION_RETENTION_COUNT = env_int("DECISION_RETENTION_COUNT", 100_000, minimum=1)
+# Refused requests (the "authorization failures" the admin lists), bounded in time and rows.
+AUTHORIZATION_FAILURE_RETENTION_DAYS = env_int(
+    "AUTHORIZATION_FAILURE_RETENTION_DAYS", 30, minimum=1
+)
+AUTHORIZATION_FAILURE_RETENTION_COUNT = env_int(
+    "AUTHORIZATION_FAILURE_RETENTION_COUNT", 100_000, minimum=1
+)
 BROKER_CHECK_TIMEOUT = 2.0
 # /readyz gives the database this long to answer SELECT 1 before reporting it unavailable.
 DATABASE_CHECK_TIMEOUT = 3.0

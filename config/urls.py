@@ -17,3 +17,4 @@ urlpatterns = [
 ]
 
 handler404 = "policy.api.errors.page_not_found"
+handler500 = "policy.api.errors.server_error"

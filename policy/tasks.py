@@ -7,6 +7,7 @@ from typing import Any
 
 from celery import shared_task
 
+from policy.accounts import retention as accounts_retention
 from policy.decisions import retention, whatif
 from policy.engine import server
 
@@ -43,6 +44,14 @@ def prune_decisions_task() -> int:
     """Periodic (beat): drop decisions past DECISION_RETENTION_DAYS / _COUNT."""
     deleted = retention.prune_decisions()
     logger.info("pruned %d decisions", deleted)
+    return deleted
+
+
+@shared_task
+def prune_authorization_failures_task() -> int:
+    """Periodic (beat): drop refused-request records past AUTHORIZATION_FAILURE_RETENTION_*."""
+    deleted = accounts_retention.prune_authorization_failures()
+    logger.info("pruned %d authorization failures", deleted)
     return deleted
 
 

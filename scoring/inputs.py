@@ -3,9 +3,11 @@
 Every entry point that reads a document (the CLI, the API, the web forms) goes through
 :func:`load_yaml` / :func:`load_json`, so one bound and one message apply everywhere:
 
-- YAML aliases may not expand a document beyond :data:`MAX_EXPANSION` times its own size
-  (plus :data:`EXPANSION_ALLOWANCE` nodes): a 600-character "billion laughs" document would
-  otherwise become gigabytes once built, stored or serialized. The bound is checked on the
+- YAML aliases may not expand a document beyond :data:`MAX_EXPANSION` times its own size,
+  counted both in nodes (plus :data:`EXPANSION_ALLOWANCE` nodes) and in characters of its
+  scalars (plus :data:`EXPANSION_ALLOWANCE_CHARS`): a 600-character "billion laughs" document
+  would otherwise become gigabytes once built, stored or serialized, and so would one long
+  string referenced ten thousand times (few nodes, many bytes). The bound is checked on the
   composed node graph, where an alias is a shared node, so checking costs the document's own
   size, not its expansion; an alias that contains itself is refused too.
 - Nesting is limited to :data:`MAX_DEPTH` levels (Kubernetes objects nest about 15 deep);
@@ -26,6 +28,7 @@ from scoring.errors import InputError
 MAX_DEPTH = 64
 MAX_EXPANSION = 10
 EXPANSION_ALLOWANCE = 10_000
+EXPANSION_ALLOWANCE_CHARS = 256 * 1024
 
 
 class InputLimitError(InputError, ValueError):
@@ -80,10 +83,12 @@ def _documents(text: str, source: str, loader_class: type[yaml.SafeLoader]) -> I
 
 
 def check_node_graph(root: Node, source: str) -> None:
-    """Refuse a composed document whose aliases expand it too far, that refers to itself, or
-    that nests deeper than :data:`MAX_DEPTH` (iteratively: no recursion to exhaust)."""
-    size: dict[int, int] = {}  # node id -> nodes once expanded (itself included)
+    """Refuse a composed document whose aliases expand it too far (in nodes or in characters),
+    that refers to itself, or that nests deeper than :data:`MAX_DEPTH` (iteratively: no
+    recursion to exhaust)."""
+    size: dict[int, tuple[int, int]] = {}  # node id -> (nodes, characters) once expanded
     height: dict[int, int] = {}
+    own_chars = 0
     in_progress: set[int] = set()
     stack: list[tuple[Node, bool]] = [(root, False)]
     while stack:
@@ -92,7 +97,12 @@ def check_node_graph(root: Node, source: str) -> None:
         children = _children(node)
         if finished:
             in_progress.discard(key)
-            size[key] = 1 + sum(size[id(child)] for child in children)
+            chars = _chars(node)
+            own_chars += chars
+            size[key] = (
+                1 + sum(size[id(child)][0] for child in children),
+                chars + sum(size[id(child)][1] for child in children),
+            )
             height[key] = 1 + max((height[id(child)] for child in children), default=0)
             if height[key] > MAX_DEPTH:
                 raise _too_deep(source)
@@ -104,7 +114,14 @@ def check_node_graph(root: Node, source: str) -> None:
         in_progress.add(key)
         stack.append((node, True))
         stack.extend((child, False) for child in children if id(child) not in size)
-    _check_expansion(size[id(root)], len(size), source)
+    nodes, chars = size[id(root)]
+    _check_expansion(nodes, len(size), source)
+    _check_expansion_chars(chars, own_chars, source)
+
+
+def _chars(node: Node) -> int:
+    """A node's own characters: a scalar's text, a collection's brackets."""
+    return len(node.value) if isinstance(node.value, str) else 2
 
 
 def _children(node: Node) -> list[Node]:
@@ -119,6 +136,14 @@ def _check_expansion(expanded: int, own: int, source: str) -> None:
     if expanded > MAX_EXPANSION * own + EXPANSION_ALLOWANCE:
         raise InputLimitError(
             f"{source}: aliases expand the document to {expanded:,} values, over "
+            f"{MAX_EXPANSION} times its own {own:,} (a YAML alias bomb?); refused"
+        )
+
+
+def _check_expansion_chars(expanded: int, own: int, source: str) -> None:
+    if expanded > MAX_EXPANSION * own + EXPANSION_ALLOWANCE_CHARS:
+        raise InputLimitError(
+            f"{source}: aliases expand the document to {expanded:,} characters, over "
             f"{MAX_EXPANSION} times its own {own:,} (a YAML alias bomb?); refused"
         )
 

@@ -13,6 +13,17 @@ from rest_framework.request import Request
 from policy.accounts.models import ApiToken
 
 KEYWORDS = ("token", "bearer")
+
+
+class ReadOnlyToken(exceptions.PermissionDenied):
+    """A read-only token used for a write: refused at authentication, before DRF knows the
+    request's user, so the refusal carries the token (and its owner) for the audit record."""
+
+    def __init__(self, token: ApiToken, method: str) -> None:
+        super().__init__(f"This token is read-only: it cannot be used for {method} requests.")
+        self.token = token
+
+
 # last_used is written at most this often per token, not on every request.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -34,9 +45,7 @@ class TokenAuthentication(BaseAuthentication):
             )
         token = self._token(parts[1].decode(errors="replace"))
         if not token.write_enabled and request.method not in SAFE_METHODS:
-            raise exceptions.PermissionDenied(
-                f"This token is read-only: it cannot be used for {request.method} requests."
-            )
+            raise ReadOnlyToken(token, str(request.method))
         self._touch(token)
         return token.owner, token
 

@@ -22,11 +22,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from policy.accounts.models import ApiToken
+from policy.accounts.rate_limits import EvaluateThrottle
 from policy.accounts.roles import IsViewer
 from policy.api.strict import ModelSerializer, StrictCharField
-from policy.api.throttling import EvaluateThrottle
 from policy.clusters.models import Cluster
 from policy.core.choices import DecisionSource
+from policy.core.params import parse_count
 from policy.decisions import evaluation
 from policy.decisions.filters import DecisionFilterSet
 from policy.decisions.models import PlacementDecision
@@ -202,6 +203,19 @@ class DecisionPagination(CursorPagination):
     page_size_query_param = "limit"
     max_page_size = 500
 
+    def get_page_size(self, request: Request) -> int:
+        """``?limit=``, read strictly: not a whole number of at least 1 is a 400 naming it
+        (DRF falls back to the default page size), and capped at :attr:`max_page_size`."""
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        value = parse_count(raw)
+        if value is None or value < 1:
+            raise serializers.ValidationError(
+                {self.page_size_query_param: ["Must be a whole number of at least 1."]}
+            )
+        return min(value, self.max_page_size)
+
     def decode_cursor(self, request: Request) -> Any:
         """A cursor that does not decode is bad input (400 naming ``cursor``), not a 404."""
         try:
@@ -260,8 +274,9 @@ class DecisionViewSet(viewsets.ReadOnlyModelViewSet[PlacementDecision]):
 
     def get_serializer_context(self) -> dict[str, Any]:
         context = dict(super().get_serializer_context())
+        nodes = nodes_range(self.request.query_params)  # a 400 for a bad value, list or not
         if self.action == "retrieve":
-            context["nodes"] = nodes_range(self.request.query_params)
+            context["nodes"] = nodes
         return context
 
 

@@ -10,20 +10,27 @@ whose schedulerName a change duplicates) are listed under ``non_field_errors`` w
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import sys
 from collections.abc import Iterable
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from policy.accounts.changes import ChangeContext, record_denied
+from policy.accounts.models import ApiToken
+from policy.api.authentication import ReadOnlyToken
+from policy.core import database
 from policy.core.broker import BrokerUnavailable
 from policy.core.errors import ServiceUnavailable
+from policy.core.choices import ChangeSource
 from policy.policies.located import NON_FIELD
 from scoring.errors import (
     DUPLICATE,
@@ -151,7 +158,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             "errors": [{"field": "", "type": TYPE_INVALID, "detail": str(exc.detail)}],
         }
     elif isinstance(exc, exceptions.PermissionDenied) and request is not None:
-        _audit(request, response.status_code, str(exc.detail))
+        token = exc.token if isinstance(exc, ReadOnlyToken) else None
+        _audit(request, response.status_code, str(exc.detail), token)
     elif (
         isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed)
         and request is not None
@@ -166,9 +174,15 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return response
 
 
-def _audit(request: Any, status_code: int, reason: str) -> None:
+def _audit(request: Any, status_code: int, reason: str, token: ApiToken | None = None) -> None:
+    """Record a refused request; ``token``: the one refused at authentication (the request
+    has no user then), whose owner and name the record carries."""
     try:
         ctx = ChangeContext.from_request(request)
+        if token is not None:
+            ctx = dataclasses.replace(
+                ctx, user=token.owner, source=ChangeSource.TOKEN, token_name=token.name
+            )
     except Exception:
         logger.exception("could not build the audit context of a refused request")
         return
@@ -182,3 +196,31 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "Not found."}, status=404)
     return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``. The database out of reach: a 503 naming it, JSON under /api/, a page
+    needing no database elsewhere (nothing to log in with, no session). Anything else: the
+    usual 500, JSON under /api/."""
+    exc = sys.exc_info()[1]
+    api = request.path.startswith("/api/")
+    if database.unreachable(exc):
+        assert exc is not None
+        detail = database.unreachable_message(exc)
+        if api:
+            response: HttpResponse = JsonResponse(
+                {
+                    "detail": detail,
+                    "database": database.database_address(),
+                    "errors": [{"field": "", "type": "DatabaseUnavailable", "detail": detail}],
+                },
+                status=503,
+            )
+        else:
+            page = render_to_string("503_database.html", {"message": detail})
+            response = HttpResponse(page, status=503)
+        response["Retry-After"] = "30"
+        return response
+    if api:
+        return JsonResponse({"detail": "Server error; it has been logged."}, status=500)
+    return defaults.server_error(request)

@@ -127,8 +127,10 @@ class AutoSchema(openapi.AutoSchema):
             extra["412"] = ErrorDetailSerializer
             extra["428"] = ErrorDetailSerializer
         for code, serializer in extra.items():
-            if code not in responses:
-                responses[code] = self._get_response_for_code(serializer, code, direction=direction)
+            if code not in responses:  # errors are JSON, whatever the endpoint's renderers
+                responses[code] = self._get_response_for_code(
+                    serializer, code, media_types=["application/json"], direction=direction
+                )
         return responses
 
     def _validated_reads(self) -> tuple[str, ...]:

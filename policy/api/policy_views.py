@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, ClassVar, TypeVar
 
 from django.core.exceptions import ObjectDoesNotExist
+from django.http import Http404
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
@@ -84,7 +85,7 @@ class YAMLRenderer(renderers.BaseRenderer):
 def parse_at(request: Request) -> datetime | None:
     """``?at=`` (ISO 8601 with a UTC offset), or None for now."""
     raw = request.query_params.get("at")
-    if not raw:
+    if raw is None:
         return None
     try:
         value = parse_datetime(raw)
@@ -242,6 +243,15 @@ class PolicyViewSet(
 
 # -- scheduler configurations -------------------------------------------------------------------
 
+FORMAT_PARAMETER = OpenApiParameter(
+    "format",
+    OpenApiTypes.STR,
+    OpenApiParameter.QUERY,
+    enum=["yaml", "json"],
+    description="yaml (the default) or json: the same text as a JSON string "
+    "(Accept: application/json does the same); any other value is a 400. Errors are JSON.",
+)
+
 
 @extend_schema_view(
     list=extend_schema(description=LIST_DOC.format("Scheduler configurations (one per cluster)")),
@@ -250,16 +260,7 @@ class PolicyViewSet(
             (200, "application/yaml"): OpenApiTypes.STR,
             (200, "application/json"): OpenApiTypes.STR,
         },
-        parameters=[
-            OpenApiParameter(
-                "format",
-                OpenApiTypes.STR,
-                OpenApiParameter.QUERY,
-                enum=["yaml", "json"],
-                description="yaml (the default) or json: the same text as a JSON string "
-                "(Accept: application/json does the same).",
-            )
-        ],
+        parameters=[FORMAT_PARAMETER],
         description="The KubeSchedulerConfiguration YAML exactly as written to the cluster's "
         "ConfigMap: the document as imported or adopted (its apiVersion, every field, sparse) "
         "with the edits made here; no default is filled in (see effective/).",
@@ -269,6 +270,7 @@ class PolicyViewSet(
             (200, "application/yaml"): OpenApiTypes.STR,
             (200, "application/json"): OpenApiTypes.STR,
         },
+        parameters=[FORMAT_PARAMETER],
         description="What the scheduler runs with the rendered document: the engine's "
         "defaulted v1 document. For reading only; never written to the cluster.",
     ),
@@ -303,6 +305,7 @@ class SchedulerConfigurationViewSet(PolicyViewSet[SchedulerConfiguration]):
     service = policies.SchedulerConfigurationService()
     optional_if_match: ClassVar[tuple[str, ...]] = ("import_document",)
     etag_actions = ("revert", "import_document")
+    validated_reads = ("render", "effective")  # ?format=, and a document that cannot render
 
     @action(detail=True, methods=["get"], renderer_classes=[YAMLRenderer, renderers.JSONRenderer])
     def render(self, request: Request, pk: str | None = None) -> Response:
@@ -356,6 +359,15 @@ class SchedulerConfigurationViewSet(PolicyViewSet[SchedulerConfiguration]):
         )
         code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return self._respond(configuration, code)
+
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
+        """A ``?format=`` the document actions do not offer is a 400 naming it (DRF: 404)."""
+        try:
+            return super().perform_content_negotiation(request, force)
+        except Http404:
+            if force or getattr(self, "action", None) not in ("render", "effective"):
+                raise
+            raise exceptions.ValidationError({"format": ["Must be yaml or json."]}) from None
 
     def handle_exception(self, exc: Exception) -> Response:
         response = super().handle_exception(exc)

@@ -58,6 +58,18 @@ class ChangeSerializer(serializers.Serializer[Any]):
         "a removed profile or plugin, a changed schedulerName); confirming a plan with any "
         "needs acknowledge_attention.",
     )
+    inFlight = serializers.BooleanField(  # the stored key
+        required=False,
+        default=False,
+        help_text="A running push's write not heard back from yet: it may or may not have "
+        "landed (a push that stopped meanwhile keeps it so until its retry finds out).",
+    )
+    landedUnheard = serializers.BooleanField(  # the stored key
+        required=False,
+        default=False,
+        help_text="Written by an attempt whose worker stopped before hearing back; the "
+        "retry found it in place.",
+    )
 
 
 class SyncJobSerializer(ModelSerializer[SyncJob]):

@@ -18,9 +18,9 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from policy.accounts.rate_limits import WhatIfThrottle
 from policy.accounts.roles import CanEditPolicy
 from policy.api.strict import ModelSerializer, StrictCharField
-from policy.api.throttling import WhatIfThrottle
 from policy.clusters.models import Cluster
 from policy.core.choices import ConfigurationSource, WhatIfStatus, WorkloadSource
 from policy.core.filters import IdFilter

@@ -76,10 +76,24 @@ def send_after_commit(task: str, args: tuple[Any, ...], what: str) -> None:
 
 
 def _send_quietly(task: str, args: tuple[Any, ...], what: str) -> None:
+    """Runs after the commit, so nothing may escape: the change it follows is saved and its
+    request must answer as such. No result is asked for (subscribing to the result backend
+    raises the Redis client's own errors when Redis is down), and any failure to send, of
+    whichever client, is logged."""
     try:
-        task_named(task).delay(*args)
-    except (OperationalError, OSError) as exc:
-        logger.warning("%s: broker %s: %s", what, broker_address(), exc)
+        task_named(task).apply_async(args, ignore_result=True)
+    except Exception as exc:
+        logger.warning("%s: broker %s: %s: %s", what, broker_address(), type(exc).__name__, exc)
+
+
+def send_or_leave_queued(task: str, args: tuple[Any, ...], queued: str) -> None:
+    """Send ``task(*args)`` for a job whose row is committed: a broker that is down leaves it
+    queued for the beat's recovery to send, logged, instead of failing a request whose change
+    is already saved."""
+    try:
+        send(task, args, queued)
+    except BrokerUnavailable:
+        logger.warning("%s stays queued until the broker is back", queued)
 
 
 def prepare_views(cluster_id: int) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from django.db import transaction
 from policy.clusters.engine import document_digest, engine_for, evaluate_on
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.core.choices import DecisionOutcome
@@ -134,16 +135,30 @@ def _explanation(decision: Decision, stored: ClusterSnapshot) -> dict[str, Any]:
 
 
 def _base(stored: ClusterSnapshot, packed: decision_codec.Packed) -> ExplanationBase:
-    """The base of decisions made on ``stored``: the first one's columns. Only the engine
-    worker holding the cluster makes it, so two are never made at once; retention leaves an
-    unused base alone for an hour, so the decision that names it is stored first."""
-    base = ExplanationBase.objects.filter(snapshot=stored).order_by("id").first()
-    if base is None:
-        made = decision_codec.Base(packed.payload)
-        base = ExplanationBase.objects.create(
-            cluster=stored.cluster, snapshot=stored, data=made.to_bytes(), digest=made.digest.hex()
-        )
-        base.keep(made)
+    """The base of decisions made on ``stored``: the first one's columns (docs/decisions.md).
+
+    Locks in one order, the snapshot's row then its base's, everywhere a base is found or
+    made: the snapshot's (``FOR NO KEY UPDATE``: it still admits the key-share locks that
+    inserting rows referring to it takes) makes the first decisions on a snapshot make one
+    base, not one each, when several processes answer (the embedded default's threads); the
+    base's stays until the asking transaction ends, so retention cannot delete it meanwhile.
+    An engine worker answers in autocommit and is the only one making the cluster's bases;
+    retention leaves an unused base alone for an hour, so the decision naming it lands first.
+    """
+    with transaction.atomic():
+        snapshot_row = ClusterSnapshot.snapshots.select_for_update(no_key=True).filter(pk=stored.pk)
+        list(snapshot_row.values_list("pk", flat=True))
+        bases = ExplanationBase.objects.select_for_update().filter(snapshot=stored)
+        base = bases.order_by("id").first()
+        if base is None:
+            made = decision_codec.Base(packed.payload)
+            base = ExplanationBase.objects.create(
+                cluster=stored.cluster,
+                snapshot=stored,
+                data=made.to_bytes(),
+                digest=made.digest.hex(),
+            )
+            base.keep(made)
     return base
 
 

@@ -11,6 +11,7 @@ schedulerName (kube-scheduler ignores them); the pods the two sides placed diffe
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import time
 from collections import Counter
@@ -50,6 +51,7 @@ from scoring.snapshot import Snapshot
 logger = logging.getLogger(__name__)
 
 MAX_WORKLOAD_BYTES = 2 * 1024 * 1024
+MAX_CONFIGURATION_BYTES = 256 * 1024  # a custom side's document as stored, aliases expanded
 MAX_LISTED = 500  # pods placed differently / unschedulable kept per run
 TOP_REASONS = 10
 PROGRESS_INTERVAL = 0.5  # seconds between progress writes
@@ -132,8 +134,25 @@ def _custom(wanted: ConfigurationInput, field: str, target: Target | None) -> di
         raise WhatIfInvalid({field: [str(exc)]}) from None
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise WhatIfInvalid({field: ["expected one KubeSchedulerConfiguration object"]})
+    _check_stored_size(documents[0], field)
     _checked(documents[0], target, field, "YAML")
     return documents[0]
+
+
+def _check_stored_size(document: dict[str, Any], field: str) -> None:
+    """The run stores the document as built: aliases within the loader's bound can still make
+    it several times its text, so its stored size is bounded too (the loader's own bound keeps
+    this measure cheap)."""
+    size = len(json.dumps(document))
+    if size > MAX_CONFIGURATION_BYTES:
+        raise WhatIfInvalid(
+            {
+                field: [
+                    f"{size // 1024:,} KiB once its aliases are expanded; a comparison stores "
+                    f"at most {MAX_CONFIGURATION_BYTES // 1024} KiB per configuration"
+                ]
+            }
+        )
 
 
 def _checked(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.utils import timezone
 
 from policy.clusters.gateway import apply as gw
@@ -127,7 +128,9 @@ class KubeTarget:
     @property
     def conn(self) -> Connection:
         if self._conn is None:
-            spec = ConnectionSpec.from_cluster(self.cluster)
+            spec = ConnectionSpec.from_cluster(
+                self.cluster, credential_plugins=settings.KUBECONFIG_CREDENTIAL_PLUGINS
+            )
             self._conn = connect(spec, retry_policy=RETRY_POLICY, timeouts=TIMEOUTS)
         return self._conn
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from policy.accounts.changes import ChangeContext
-from policy.clusters.gateway.connection import ConnectionSpec, connect
+from policy.clusters.gateway.connection import ConnectionSpec, Timeouts, connect
 from policy.clusters.gateway.discovery import (
     SCHEDULER_CONFIGMAP_PLACES,
     Access,
@@ -21,6 +22,7 @@ from policy.clusters.gateway.discovery import (
     missing_access,
     needed_access,
 )
+from policy.clusters.gateway.retry import RetryPolicy
 from policy.clusters.models import Cluster
 from policy.core.choices import ClusterKind
 from policy.core.validators import (
@@ -31,6 +33,13 @@ from policy.core.validators import (
 from policy.policies.services import ClusterService
 
 SLO_CONFIGMAP = ConfigMapKey("koordinator-system", "slo-controller-config", "colocation-config")
+
+# Connecting runs while a person (a web worker) waits: every request of the check together
+# ends within CHECK_SECONDS, well inside the web server's worker timeout, and a hanging API
+# server is an error saying so, not a worker killed.
+CHECK_SECONDS = 8.0
+CHECK_TIMEOUTS = Timeouts(connect=3.0, read=5.0, total=CHECK_SECONDS)
+CHECK_RETRIES = RetryPolicy(attempts=2, base_delay=0.25, max_delay=1.0, deadline=CHECK_SECONDS)
 
 
 def parse_configmap(text: str, default_key: str) -> ConfigMapKey:
@@ -92,8 +101,13 @@ def add_cluster(
     """
     if kind not in (ClusterKind.KUBECONFIG, ClusterKind.IN_CLUSTER):
         raise ValueError(f"kind must be {ClusterKind.KUBECONFIG} or {ClusterKind.IN_CLUSTER}")
-    spec = ConnectionSpec(kind, kubeconfig_path, context)  # type: ignore[arg-type]
-    with connect(spec) as conn:
+    spec = ConnectionSpec(
+        kind,  # type: ignore[arg-type]
+        kubeconfig_path,
+        context,
+        credential_plugins=settings.KUBECONFIG_CREDENTIAL_PLUGINS,
+    )
+    with connect(spec, retry_policy=CHECK_RETRIES, timeouts=CHECK_TIMEOUTS) as conn:
         version = str(conn.version().get("gitVersion", "?"))
         found = None if scheduler_configmap else find_scheduler_configmap(conn)
         place = scheduler_configmap or found or SCHEDULER_CONFIGMAP_PLACES[0]

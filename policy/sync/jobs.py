@@ -96,9 +96,18 @@ def _user(user: AbstractBaseUser | AnonymousUser | None) -> User | None:
     return user if isinstance(user, User) else None
 
 
+def _task(job: SyncJob) -> str:
+    return broker.REFRESH_CLUSTER if job.kind == SyncJobKind.REFRESH else broker.PUSH_CLUSTER
+
+
 def _send(job: SyncJob) -> None:
-    task = broker.REFRESH_CLUSTER if job.kind == SyncJobKind.REFRESH else broker.PUSH_CLUSTER
-    broker.send(task, (job.pk,), f"Sync job {job.pk} ({job.kind})")
+    broker.send(_task(job), (job.pk,), f"Sync job {job.pk} ({job.kind})")
+
+
+def _send_or_leave_queued(job: SyncJob) -> None:
+    """A job nobody asked for directly (a saved policy change in automatic push mode, the
+    beat, a time window): a broker outage leaves it queued for the recovery to send."""
+    broker.send_or_leave_queued(_task(job), (job.pk,), f"Sync job {job.pk} ({job.kind})")
 
 
 def enqueue_once(
@@ -127,7 +136,12 @@ def enqueue_once(
             .order_by("id")
             .first()
         )
+        quiet = trigger != SyncJobTrigger.OPERATOR  # nobody is waiting to hear of an outage
         if waiting is not None and confirmed is None:
+            if not quiet:
+                # Sent again (claiming is conditional, so a second message is a no-op), so an
+                # operator asking while the broker is down hears so, as on the first ask.
+                transaction.on_commit(lambda: _send(waiting))
             return waiting, False
         job = SyncJob.objects.create(
             cluster=cluster,
@@ -136,7 +150,7 @@ def enqueue_once(
             requested_by=_user(user),
             confirmed_changes=None if confirmed is None else confirmed_only(confirmed),
         )
-        transaction.on_commit(lambda: _send(job))
+        transaction.on_commit(lambda: _send_or_leave_queued(job) if quiet else _send(job))
         return job, True
 
 
@@ -361,13 +375,22 @@ def _push(job: SyncJob, log: JobLog) -> None:
     if not acquire_cluster(cluster, job):
         raise _requeue(job, log, "another push of this cluster is running", BUSY_RETRY_SECONDS)
     target = target_for(cluster)
-    # Every write of this job, earlier attempts' included, recorded as it lands: a worker
-    # killed mid-push leaves the record of all it wrote.
-    applied: list[dict[str, Any]] = list(job.changes or [])
+    # Every write of this job, earlier attempts' included, recorded as it lands; the writes
+    # planned and not yet heard back from are recorded ahead, marked in flight, so a worker
+    # killed mid-push leaves the record of all it wrote or may have written.
+    earlier = list(job.changes or [])
+    applied = [change for change in earlier if not change.get(IN_FLIGHT)]
+    in_flight: list[dict[str, Any]] = []
+
+    def save() -> None:
+        SyncJob.objects.filter(pk=job.pk).update(changes=applied + in_flight)
 
     def record_write(change: Change) -> None:
-        applied.append(change.as_dict())
-        SyncJob.objects.filter(pk=job.pk).update(changes=applied)
+        landed = change.as_dict()
+        key = _object_field(landed)
+        in_flight[:] = [entry for entry in in_flight if _object_field(entry) != key]
+        applied.append(landed)
+        save()
 
     try:
         state = ClusterSyncState.objects.get(cluster=cluster)
@@ -383,6 +406,10 @@ def _push(job: SyncJob, log: JobLog) -> None:
         if _unreviewed_attention(job, log, plan):
             desired.scheduler_config = None  # the rest of the push goes on
         SyncJob.objects.filter(pk=job.pk).update(claimed_owned=plan.claim(owned, desired).as_dict())
+        planned = as_dicts(plan.changes)
+        applied += _landed_unheard(earlier, planned, log)
+        in_flight[:] = [{**change, IN_FLIGHT: True} for change in planned]
+        save()
         result = target.apply(desired, owned, plan, on_write=record_write)
     except PushFailed as exc:
         retry = _handle(job, log, exc.cause, applied)
@@ -401,6 +428,31 @@ def _push(job: SyncJob, log: JobLog) -> None:
         release_cluster(cluster, job)
     if retry is not None:
         raise retry
+
+
+IN_FLIGHT = "inFlight"  # a change planned and being written: it may or may not have landed
+LANDED_UNHEARD = "landedUnheard"  # written by an attempt that stopped before hearing back
+
+
+def _object_field(change: dict[str, Any]) -> tuple[Any, ...]:
+    return (change.get("kind"), change.get("namespace"), change.get("name"), change.get("field"))
+
+
+def _landed_unheard(
+    earlier: list[dict[str, Any]], planned: list[dict[str, Any]], log: JobLog
+) -> list[dict[str, Any]]:
+    """The writes an earlier attempt had in flight when it stopped that this attempt finds
+    done (nothing left to write there): they landed, unrecorded; recorded now. Those still
+    planned are this attempt's to write and record."""
+    again = {_object_field(change) for change in planned}
+    landed = [
+        {key: value for key, value in change.items() if key != IN_FLIGHT} | {LANDED_UNHEARD: True}
+        for change in earlier
+        if change.get(IN_FLIGHT) and _object_field(change) not in again
+    ]
+    for change in landed:
+        log("%s %s: written before the last worker stopped", change["kind"], change["name"])
+    return landed
 
 
 def _beyond_confirmed(job: SyncJob, log: JobLog, planned: list[dict[str, Any]]) -> bool:

@@ -255,7 +255,12 @@ def test_a_worker_killed_mid_push_leaves_no_half_written_state(
     job.refresh_from_db()
     assert job.status == "running" and job.attempts == 1
     assert annotation(admin, nodes[0]) == WANT and annotation(admin, nodes[2]) is None
-    assert [c["name"] for c in job.changes] == [nodes[0]]  # recorded before the worker died
+    # The first write recorded as it landed; the one in flight and the one after, ahead.
+    assert [(c["name"], c.get("inFlight", False)) for c in job.changes] == [
+        (nodes[0], False),
+        (nodes[1], True),
+        (nodes[2], True),
+    ]
     state = ClusterSyncState.objects.get(cluster=cluster)
     assert state.last_push is None and state.owned_nodes == [] and state.annotations == {}
     assert state.locked_by_id == job.pk  # the dead worker's lease, until it expires
@@ -267,14 +272,22 @@ def test_a_worker_killed_mid_push_leaves_no_half_written_state(
     ClusterSyncState.objects.filter(cluster=cluster).update(lock_expires=past)
     workers()
     assert jobs.recover() == [job.pk]
-    wait_for(
-        lambda: SyncJob.objects.get(pk=job.pk).status in ("succeeded", "failed"), 60, "the retry"
+    wait_for(  # finished, and its worker let go of the cluster (just after the status)
+        lambda: (
+            SyncJob.objects.get(pk=job.pk).status in ("succeeded", "failed")
+            and ClusterSyncState.objects.get(cluster=cluster).locked_by_id is None
+        ),
+        60,
+        "the retry",
     )
     job.refresh_from_db()
     assert job.status == "succeeded", job.log
     assert job.attempts == 2
-    # The in-flight write landed unrecorded; the retry found it done and wrote the third.
-    assert [c["name"] for c in job.changes] == [nodes[0], nodes[2]]
+    # The in-flight write landed unheard: the retry found it done and kept it in the job's
+    # changes, and wrote the third.
+    assert [c["name"] for c in job.changes] == [nodes[0], nodes[1], nodes[2]]
+    assert [c.get("landedUnheard", False) for c in job.changes] == [False, True, False]
+    assert not any(c.get("inFlight") for c in job.changes)
     assert all(annotation(admin, n) == WANT for n in nodes)
     state.refresh_from_db()
     assert state.last_push_id == job.pk and state.owned_nodes == sorted(nodes)

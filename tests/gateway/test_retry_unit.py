@@ -64,9 +64,13 @@ def test_certificate_problems_are_permanent() -> None:
     assert retry.classify(urllib3.exceptions.SSLError("bad cert")) is retry.Verdict.PERMANENT
 
 
-def test_non_status_bodies_are_quoted() -> None:
-    error = retry.translate(retry.HttpStatusError(502, b"<html>bad gateway</html>", {}, "GET /"))
-    assert error.message == "GET /: <html>bad gateway</html>"
+def test_non_status_bodies_are_described_not_quoted() -> None:
+    """Whatever the URL points at may answer anything; only an API Status is quoted."""
+    headers = {"Content-Type": "text/html"}
+    error = retry.translate(retry.HttpStatusError(502, b"<html>secret</html>", headers, "GET /"))
+    assert "secret" not in error.message
+    assert error.message.startswith("GET /: HTTP 502; the answer is not a Kubernetes API Status")
+    assert "text/html, 19 bytes" in error.message
 
 
 def test_backoff_grows_exponentially_with_jitter_and_a_cap() -> None:

@@ -15,9 +15,11 @@ from django.utils import timezone
 
 from config.celery import app
 from config.celery import app as celery_app
-from policy.clusters.models import ClusterSnapshot
+from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.clusters.services import load_demo_cluster
+from policy.core.choices import PushMode
 from policy.decisions.models import WhatIfRun
+from policy.policies.models import NodeThresholdPolicy
 from policy.sync import jobs
 from policy.sync.models import SyncJob, SyncJobStatus
 
@@ -67,9 +69,10 @@ def test_a_push_over_the_api_is_a_quick_503_and_its_job_waits_for_the_broker(
     assert body["queued"] == f"Sync job {job.pk} (push)" and "is unreachable" in body["detail"]
     assert job.status == SyncJobStatus.QUEUED
 
-    # Asking again hands back the same queued job (it is not sent twice): no duplicate.
+    # Asking again names the same queued job, and says again that the broker is down: no
+    # duplicate row, no "accepted" while nothing can reach a worker.
     again = api_client.post(url)
-    assert again.status_code == 202 and again.json()["id"] == job.pk
+    assert again.status_code == 503 and again.json()["queued"] == body["queued"]
     assert SyncJob.objects.count() == 1
 
     # The broker is still down when the beat looks: nothing is lost, nothing fails.
@@ -83,15 +86,21 @@ def test_a_push_over_the_api_is_a_quick_503_and_its_job_waits_for_the_broker(
     assert sent == [job]
 
 
-def test_a_refresh_page_is_a_503_page(
-    broker_down: None, client: Client, editor: User, snapshot: ClusterSnapshot
+def test_a_refresh_page_is_a_503_page_like_the_api_every_time(
+    broker_down: None, api_client: Any, client: Client, editor: User, snapshot: ClusterSnapshot
 ) -> None:
     client.force_login(editor)
-    response = client.post(f"/clusters/{snapshot.cluster_id}/sync/refresh/")
-    assert response.status_code == 503
-    assert b"The workers cannot be reached right now" in response.content
-    assert b"redis://127.0.0.1:1" in response.content
-    assert SyncJob.objects.get().status == SyncJobStatus.QUEUED
+    for _ in range(2):  # the second ask finds the job waiting: still not "requested"
+        response = client.post(f"/clusters/{snapshot.cluster_id}/sync/refresh/")
+        assert response.status_code == 503
+        assert b"The workers cannot be reached right now" in response.content
+        assert b"redis://127.0.0.1:1" in response.content
+        assert b"requested" not in response.content
+    [job] = SyncJob.objects.all()
+    assert job.status == SyncJobStatus.QUEUED
+    api_client.force_login(editor)
+    answer = api_client.post(f"/api/v1/clusters/{snapshot.cluster_id}/refresh/")
+    assert answer.status_code == 503 and answer.json()["queued"] == f"Sync job {job.pk} (refresh)"
 
 
 def test_a_what_if_over_the_api_is_a_503_naming_the_queued_run(
@@ -113,3 +122,48 @@ def test_a_what_if_over_the_api_is_a_503_naming_the_queued_run(
     [run] = WhatIfRun.objects.all()
     assert response.json()["queued"] == f"What-if comparison {run.pk}"
     assert run.status == "queued"
+
+
+def test_a_policy_write_commits_and_succeeds_with_its_push_left_queued(
+    broker_down: None, api_client: Any, client: Client, editor: User, snapshot: ClusterSnapshot
+) -> None:
+    """A saved change never answers an error: the automatic push it causes, and the views it
+    makes stale, wait for the broker instead (the API and the pages alike)."""
+    Cluster.objects.filter(pk=snapshot.cluster_id).update(push_mode=PushMode.AUTOMATIC)
+    node = next(o["metadata"]["name"] for o in snapshot.objects if o["kind"] == "Node")
+    api_client.force_login(editor)
+    body = {
+        "cluster": snapshot.cluster_id,
+        "name": "hot-nodes",
+        "node_names": [node],
+        "usage_thresholds": {"cpu": 50},
+    }
+    response = api_client.post("/api/v1/node-threshold-policies/", body, format="json")
+    assert response.status_code == 201, response.content[:300]
+    policy = NodeThresholdPolicy.objects.get()
+    [job] = SyncJob.objects.all()
+    assert (job.kind, job.status) == ("push", SyncJobStatus.QUEUED)
+
+    client.force_login(editor)
+    response = client.post(
+        "/policies/thresholds/new/",
+        {
+            "parent": snapshot.cluster_id,
+            "name": "cool-nodes",
+            "enabled": "on",
+            "priority": "10",
+            "node_selector": "{}",
+            "usage_thresholds-resource": ["cpu", ""],
+            "usage_thresholds-value": ["40", ""],
+        },
+    )
+    assert response.status_code == 302, response.content[:300]
+    assert sorted(NodeThresholdPolicy.objects.values_list("name", flat=True)) == [
+        "cool-nodes",
+        policy.name,
+    ]
+    # The waiting push is reused: one job, still queued for the recovery to send.
+    assert SyncJob.objects.get() == job
+    later = timezone.now() + timedelta(seconds=jobs.STALE_QUEUED_SECONDS + 1)
+    sent: list[SyncJob] = []
+    assert jobs.recover(later, sent.append) == [job.pk] and sent == [job]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -30,8 +31,10 @@ from kubernetes.config.incluster_config import SERVICE_CERT_FILENAME, SERVICE_TO
 from urllib3.exceptions import ReadTimeoutError
 
 from policy.clusters.gateway import retry
-from policy.clusters.gateway.errors import ConfigurationError
+from policy.clusters.gateway.errors import ConfigurationError, TransientError
 from policy.clusters.gateway.redact import install_log_filters, redact, register_secret
+from scoring.errors import InputError
+from scoring.inputs import load_yaml
 
 # What the kubernetes client's config loaders raise on a file that is not a usable kubeconfig
 # (binary data, YAML of the wrong shape, missing keys): each becomes a ConfigurationError.
@@ -72,12 +75,22 @@ class ConnectionSpec:
     token_path: str = SERVICE_TOKEN_FILENAME
     ca_path: str = SERVICE_CERT_FILENAME
     environ: Mapping[str, str] | None = field(default=None, repr=False, compare=False)
+    # A kubeconfig user with an ``exec`` or ``auth-provider`` section runs a command on this
+    # server to get credentials: refused unless the operator's setting allows it.
+    credential_plugins: bool = False
 
     @classmethod
-    def from_cluster(cls, cluster: _ClusterLike) -> ConnectionSpec:
+    def from_cluster(
+        cls, cluster: _ClusterLike, *, credential_plugins: bool = False
+    ) -> ConnectionSpec:
         """The spec of a ``policy.clusters.models.Cluster`` (duck-typed: no ORM here)."""
         if cluster.kind == "kubeconfig":
-            return cls("kubeconfig", cluster.kubeconfig_path, cluster.kubeconfig_context)
+            return cls(
+                "kubeconfig",
+                cluster.kubeconfig_path,
+                cluster.kubeconfig_context,
+                credential_plugins=credential_plugins,
+            )
         if cluster.kind == "in-cluster":
             return cls("in-cluster")
         raise ConfigurationError(f"a {cluster.kind!r} cluster has no API server to connect to")
@@ -85,10 +98,13 @@ class ConnectionSpec:
 
 @dataclass(frozen=True)
 class Timeouts:
-    """Seconds to open a connection and to wait for each read of the answer."""
+    """Seconds to open a connection and to wait for each read of the answer; ``total``, when
+    set, bounds every request of the connection together (a check made while someone waits:
+    no request starts, or waits, past it)."""
 
     connect: float = 5.0
     read: float = 30.0
+    total: float | None = None
 
 
 class Connection:
@@ -107,6 +123,7 @@ class Connection:
         self.description = description
         self.retry_policy = retry_policy
         self.timeouts = timeouts
+        self._ends = None if timeouts.total is None else time.monotonic() + timeouts.total
 
     def __repr__(self) -> str:
         return f"<Connection {self.description} server={self.server}>"
@@ -212,6 +229,7 @@ class Connection:
         read_timeout: float,
     ) -> Any:
         """Send one request; the urllib3 response is returned unread (preload is off)."""
+        connect_timeout, read_timeout = self._within_total(read_timeout)
         params = [(key, _query_value(value)) for key, value in (query or {}).items()]
         verb, url, headers, payload, _ = self._client.param_serialize(
             method,
@@ -226,9 +244,20 @@ class Connection:
             url,
             header_params=headers,
             body=payload,
-            _request_timeout=(self.timeouts.connect, read_timeout),
+            _request_timeout=(connect_timeout, read_timeout),
         )
         return rest_response.response
+
+    def _within_total(self, read_timeout: float) -> tuple[float, float]:
+        """(connect, read) timeouts cut to what is left of ``timeouts.total``."""
+        if self._ends is None:
+            return self.timeouts.connect, read_timeout
+        left = self._ends - time.monotonic()
+        if left <= 0:
+            raise TransientError(
+                f"{self.server} did not answer within {self.timeouts.total:g} s; gave up"
+            )
+        return min(self.timeouts.connect, left), min(read_timeout, left)
 
     def version(self) -> Json:
         """The API server's ``/version``: a cheap check that the connection works."""
@@ -268,7 +297,7 @@ def connect(
     except ConfigurationError:
         raise
     except _UNUSABLE_CONFIG as exc:
-        raise ConfigurationError(f"cannot use the {spec.kind} credentials: {redact(exc)}") from None
+        raise ConfigurationError(f"cannot use the {spec.kind} credentials: {_shown(exc)}") from None
     configuration.retries = False  # every retry is ours (retry.py): counted, logged, capped
     configuration.debug = False  # http.client debug output would print the Authorization header
     _protect(configuration)
@@ -296,6 +325,8 @@ def _load_kubeconfig(spec: ConnectionSpec, configuration: k8s_client.Configurati
             f"kubeconfig {spec.kubeconfig_path!r} has no context {context!r} "
             f"(it has: {', '.join(sorted(contexts)) or 'none'})"
         )
+    if not spec.credential_plugins:
+        _refuse_credential_plugins(spec.kubeconfig_path, context)
     k8s_config.load_kube_config(
         config_file=spec.kubeconfig_path,
         context=context,
@@ -303,6 +334,49 @@ def _load_kubeconfig(spec: ConnectionSpec, configuration: k8s_client.Configurati
         persist_config=False,  # never rewrite the operator's file
     )
     return f"kubeconfig={spec.kubeconfig_path} context={context}"
+
+
+CREDENTIAL_PLUGINS = ("exec", "auth-provider")
+
+
+def _shown(exc: BaseException) -> str:
+    """What a person is told of a credentials failure: a credential plugin's own output (its
+    stderr may hold anything) is logged, not shown."""
+    text = redact(exc)
+    if text.startswith("exec:"):
+        logger.warning("kubeconfig credential plugin failed: %s", text)
+        return "the credential plugin (exec) failed; its output is in the server log"
+    return text
+
+
+def _refuse_credential_plugins(kubeconfig_path: str, context: str) -> None:
+    """:class:`ConfigurationError` when ``context``'s user would run a command here."""
+    try:
+        with open(kubeconfig_path, encoding="utf-8") as handle:
+            document = load_yaml(handle.read(), source=f"kubeconfig {kubeconfig_path}")
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, InputError) as exc:
+        raise ConfigurationError(
+            f"cannot read kubeconfig {kubeconfig_path!r}: {redact(exc)}"
+        ) from None
+    entries = document if isinstance(document, dict) else {}
+    found = _named(entries.get("contexts"), context).get("context")
+    user_name = found.get("user") if isinstance(found, dict) else None
+    user = _named(entries.get("users"), user_name).get("user") or {}
+    plugins = [key for key in CREDENTIAL_PLUGINS if isinstance(user, dict) and user.get(key)]
+    if plugins:
+        raise ConfigurationError(
+            f"kubeconfig {kubeconfig_path!r}: user {user_name!r} of context {context!r} gets "
+            f"its credentials by running a command on this server ({', '.join(plugins)}); "
+            "that is allowed only with KUBECONFIG_CREDENTIAL_PLUGINS=true"
+        )
+
+
+def _named(entries: Any, name: Any) -> dict[str, Any]:
+    """The entry called ``name`` of a kubeconfig list (``{}`` when there is none)."""
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and entry.get("name") == name:
+            return entry
+    return {}
 
 
 def list_contexts(kubeconfig_path: str) -> tuple[list[str], str | None]:

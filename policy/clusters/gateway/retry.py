@@ -68,8 +68,13 @@ class HttpStatusError(Exception):
             status = None
         if isinstance(status, dict) and status.get("message"):
             return str(status["message"]), str(status.get("reason", ""))
-        text = self.body.decode("utf-8", "replace").strip()[:500]
-        return (text or f"HTTP {self.status}"), ""
+        # Not an API server's answer (a proxy, a login page, whatever the URL points at): its
+        # body is not echoed to the person connecting, who may not be meant to read it.
+        kind = (self.headers or {}).get("Content-Type", "") or "no Content-Type"
+        return (
+            f"HTTP {self.status}; the answer is not a Kubernetes API Status ({kind}, "
+            f"{len(self.body)} bytes, not shown): is the server URL an API server's?"
+        ), ""
 
     def retry_after(self) -> float | None:
         """Seconds the server asked us to wait (``Retry-After``), if it said."""

@@ -31,6 +31,7 @@ class ChangeRow:
     before: str | None
     after: str | None
     diff: list[tuple[str, str]]
+    note: str = ""  # a write not heard back from, or found in place by a retry
 
     @property
     def inline(self) -> bool:
@@ -50,9 +51,18 @@ def change_rows(changes: Sequence[dict[str, Any]]) -> list[ChangeRow]:
                 before=change.get("before"),
                 after=change.get("after"),
                 diff=diff_lines(change.get("diff") or ""),
+                note=_note(change),
             )
         )
     return rows
+
+
+def _note(change: dict[str, Any]) -> str:
+    if change.get("inFlight"):
+        return "in flight: not heard back from yet"
+    if change.get("landedUnheard"):
+        return "written before its worker stopped; found in place by the retry"
+    return ""
 
 
 def change_summary(changes: Sequence[dict[str, Any]]) -> str:

@@ -41,6 +41,7 @@ from policy.web.presenters.explain import (
     other_details,
     spread_view,
 )
+from policy.web.rate_limits import EvaluateThrottle, over_rate
 from scoring.errors import ConfigurationInvalid
 from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
 
@@ -98,6 +99,8 @@ def evaluate(request: HttpRequest) -> HttpResponse:
         "pending": pending,
     }
     if request.method == "POST":
+        if (refused := over_rate(request, EvaluateThrottle())) is not None:
+            return refused
         form = EvaluateForm(request.POST, request.FILES, **form_kwargs)
         if form.is_valid():
             decision = _evaluate(request, form, manifests)

@@ -24,6 +24,7 @@ from policy.web import sorting
 from policy.web.forms.whatif import SAMPLE_CONFIGURATION, SAMPLE_WORKLOAD, SIDES, WhatIfForm
 from policy.web.pages import selected_cluster
 from policy.web.presenters import whatif as present
+from policy.web.rate_limits import WhatIfThrottle, over_rate
 
 RUNS_PER_PAGE = 20
 MOVED_PER_PAGE = 100
@@ -211,6 +212,8 @@ def whatif_list(request: HttpRequest) -> HttpResponse:
         side, preset_notice = request.POST.get("apply_preset", ""), None
         if side in SIDE_LEGENDS:
             form, preset_notice = _apply_preset(form, side)
+        elif (refused := over_rate(request, WhatIfThrottle())) is not None:
+            return refused
         elif form.is_valid() and (run := _start(request, form)) is not None:
             return redirect("whatif-detail", pk=run.pk)
         cluster = form.cleaned_data.get("cluster")
