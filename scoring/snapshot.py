@@ -193,6 +193,16 @@ class Snapshot:
         self.taint_sets: list[tuple[Taint, ...]] = list(sets)
         self.taint_set_ids = np.array(ids, dtype=np.int32)
 
+    def _set_taints(self, index: int, taints: tuple[Taint, ...]) -> None:
+        """One node's taint set id (a set no node has any more stays listed, unused)."""
+        if self.taint_sets[self.taint_set_ids[index]] == taints:
+            return
+        try:
+            self.taint_set_ids[index] = self.taint_sets.index(taints)
+        except ValueError:
+            self.taint_sets.append(taints)
+            self.taint_set_ids[index] = len(self.taint_sets) - 1
+
     def _place_initial(self, pods: Iterable[Pod]) -> None:
         """Account every bound pod at once (one scatter-add instead of per-pod array updates)."""
         rows: list[int] = []
@@ -455,8 +465,8 @@ class Snapshot:
         for index, node in zip(indices, nodes, strict=True):
             self.nodes[index] = node
             self._set_node_row(index, node)
+            self._set_taints(index, node.taints)
         self._labels.clear()
-        self._build_taints()
         for index in indices:
             self._node_event(NODE_EVENT, index)
 

@@ -202,6 +202,11 @@ def _change(
             node["status"]["allocatable"]["example.com/dongle"] = "2"
         elif action == "taint-node":
             node["spec"]["unschedulable"] = draw(st.booleans())
+            node["spec"]["taints"] = draw(
+                st.sampled_from(
+                    [[], [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]]
+                )
+            )
         else:
             meta["name"] = draw(st.sampled_from(node_names[-2:]))
             meta.setdefault("labels", {})["kubernetes.io/hostname"] = meta["name"]
