@@ -41,8 +41,8 @@ def _string_map(value: Any) -> dict[str, str]:
 class ClusterObjects:
     """The objects above, indexed the way the scheduler's listers look them up."""
 
-    # (namespace, spec.selector or None) per Service, in input order
-    services: list[tuple[str, dict[str, str] | None]] = field(default_factory=list)
+    # (namespace, name) -> spec.selector or None, per Service in input order
+    services: dict[tuple[str, str], dict[str, str] | None] = field(default_factory=dict)
     # (namespace, name) -> spec.selector (a label map)
     replication_controllers: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     # (namespace, name) -> spec.selector (a metav1.LabelSelector, possibly None)
@@ -56,7 +56,7 @@ class ClusterObjects:
         key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
         selector = _spec(obj).get("selector")
         if group == SERVICE:
-            self.services.append((key[0], None if selector is None else _string_map(selector)))
+            self.services[key] = None if selector is None else _string_map(selector)
         elif group == REPLICATION_CONTROLLER:
             self.replication_controllers[key] = _string_map(selector)
         elif group == REPLICA_SET:
@@ -65,3 +65,17 @@ class ClusterObjects:
             self.stateful_sets[key] = selector
         elif group == NAMESPACE:
             self.namespaces[key[1]] = _string_map(meta.get("labels"))
+
+    def remove(self, group: tuple[str, str], namespace: str, name: str) -> None:
+        """Forget a deleted object (one never added is ignored)."""
+        key = (namespace or "default", name)
+        if group == SERVICE:
+            self.services.pop(key, None)
+        elif group == REPLICATION_CONTROLLER:
+            self.replication_controllers.pop(key, None)
+        elif group == REPLICA_SET:
+            self.replica_sets.pop(key, None)
+        elif group == STATEFUL_SET:
+            self.stateful_sets.pop(key, None)
+        elif group == NAMESPACE:
+            self.namespaces.pop(name, None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import gc
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -22,6 +22,7 @@ import numpy.typing as npt
 from scoring.clusterobjects import KINDS as CLUSTER_OBJECT_KINDS
 from scoring.clusterobjects import ClusterObjects
 from scoring.objects import Node, Pod, Taint, parse_node, parse_pod
+from scoring.refresh_plan import PodKey, RefreshPlan, api_group, plan_refresh, pod_key
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -42,7 +43,13 @@ T = TypeVar("T")
 
 
 class PodListener(Protocol):
-    """Plugin state that follows pods being added to or removed from nodes."""
+    """Plugin state that follows pods being added to or removed from nodes.
+
+    A state whose source already counts the pods the cluster binds (a NodeResourceTopology
+    publishes the availability they leave) sets ``follows_cluster_pods = False``: it then hears
+    only Reserve/Unreserve (:meth:`Snapshot.assume_pod`/``forget_pod``), not the pods a refresh
+    adds or deletes (:meth:`Snapshot.apply_changes`).
+    """
 
     def pod_added(self, pod: Pod, node: int) -> None: ...
 
@@ -85,13 +92,19 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _group(kind: str, api_version: str) -> tuple[str, str]:
-    return (api_version.split("/")[0] if "/" in api_version else "", kind)
+_group = api_group
+PENDING, UNBOUND = -1, -2  # where a pod is when it is on no node of the snapshot
 
 
 class Snapshot:
     """Nodes, bound pods, pending pods, NodeMetrics and NodeResourceTopologies of one cluster,
     plus the Services, controllers and Namespaces some plugins read (``cluster_objects``)."""
+
+    # Bumped when nodes are added or deleted: node indices changed (caches keyed by them reset).
+    layout = 0
+    # Each pod by namespace/name with its node index (PENDING, UNBOUND), for refreshes; built on
+    # first use, dropped when simulated placements move pods.
+    _pod_locations: dict[PodKey, tuple[Pod, int]] | None = None
 
     def __init__(
         self,
@@ -180,6 +193,16 @@ class Snapshot:
         self.taint_sets: list[tuple[Taint, ...]] = list(sets)
         self.taint_set_ids = np.array(ids, dtype=np.int32)
 
+    def _set_taints(self, index: int, taints: tuple[Taint, ...]) -> None:
+        """One node's taint set id (a set no node has any more stays listed, unused)."""
+        if self.taint_sets[self.taint_set_ids[index]] == taints:
+            return
+        try:
+            self.taint_set_ids[index] = self.taint_sets.index(taints)
+        except ValueError:
+            self.taint_sets.append(taints)
+            self.taint_set_ids[index] = len(self.taint_sets) - 1
+
     def _place_initial(self, pods: Iterable[Pod]) -> None:
         """Account every bound pod at once (one scatter-add instead of per-pod array updates)."""
         rows: list[int] = []
@@ -230,8 +253,12 @@ class Snapshot:
             row[self.resource_index[name]] = amount
         return row
 
-    def _account(self, pod: Pod, node: int, sign: int) -> None:
+    def _account(self, pod: Pod, node: int, sign: int, *, observed: bool = False) -> None:
+        """Add (``sign`` +1) or remove a pod on a node; ``observed``: the cluster did it (a
+        refresh), not a simulated Reserve/Unreserve."""
         self.pods_on_node[node].append(pod) if sign > 0 else self.pods_on_node[node].remove(pod)
+        if not observed:
+            self._pod_locations = None
         for name, amount in pod.requests.items():
             column = self.resource_column(name)  # may grow the arrays: look it up first
             self.requested[node, column] += sign * amount
@@ -242,6 +269,8 @@ class Snapshot:
         self.generation[node] += 1
         self.generations[POD_EVENT][node] += 1
         for listener in self._listeners:
+            if observed and not getattr(listener, "follows_cluster_pods", True):
+                continue
             if sign > 0:
                 listener.pod_added(pod, node)
             else:
@@ -315,6 +344,211 @@ class Snapshot:
             else:
                 del self._extensions[key]
                 self._listeners = [other for other in self._listeners if other is not state]
+
+    # -- refreshes ----------------------------------------------------------------------------
+
+    def apply_changes(
+        self,
+        put: Iterable[Mapping[str, Any]] = (),
+        delete: Iterable[Sequence[str]] = (),
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
+        """Step this snapshot and every plugin state built on it by one refresh of its cluster.
+
+        ``put``: objects added or replaced (Nodes, Pods, NodeMetrics, NodeResourceTopologies,
+        Services, controllers, Namespaces; other kinds are skipped with a ``warn``ing);
+        ``delete``: ``(kind, namespace, name)`` of objects deleted. These are the two halves of
+        ``policy.clusters.object_changes.SnapshotChanges``; a reference in both is replaced.
+
+        Afterwards every evaluation answers as on ``Snapshot.from_objects`` of the refreshed
+        objects (the same nodes in the same order: a deleted node's row goes, an added node
+        comes last). The cost is what changed: a pod is re-accounted on its node, a Node,
+        NodeMetric or NRT updates that node's row in every plugin state. Adding or deleting
+        nodes re-indexes the snapshot's rows, bumps :attr:`layout` and drops the plugin states
+        (rebuilt on next use), so results cached by node index must be dropped too.
+
+        For a snapshot that follows a cluster: placements simulated on it (``assume_pod``) stay
+        in the plugin states the way a rebuild would not have them, so simulate on a
+        :meth:`copy`.
+        """
+        plan = plan_refresh(put, delete)
+        for ignored in plan.ignored:
+            (warn or (lambda m: print(m, file=sys.stderr)))(
+                f"warning: ignoring {ignored}: kind not read"
+            )
+        with gc_paused():
+            self._apply_plan(plan)
+
+    def _apply_plan(self, plan: RefreshPlan) -> None:
+        deleted = [name for name in dict.fromkeys(plan.deleted_nodes) if name in self.index]
+        gone = set(deleted)
+        added = [n for n in plan.nodes if n.name not in self.index or n.name in gone]
+        if added or deleted:
+            self._drop_extensions()  # rebuilt once on next use instead of followed, then dropped
+        locations = self._locations()
+        for key in plan.deleted_pods:
+            entry = locations.pop(key, None)
+            if entry is not None:
+                self._take_pod(*entry)
+        if deleted:
+            self._delete_nodes(deleted)
+        for group, namespace, name in plan.deleted_cluster_objects:
+            self.cluster_objects.remove(group, namespace, name)
+        for group, obj in plan.cluster_objects:
+            self.cluster_objects.add(group, obj)
+        self._replace_nodes([node for node in plan.nodes if node.name in self.index])
+        if added:
+            self._add_nodes(added)
+        for name, metric in plan.node_metrics.items():
+            self._put_node_object(self.node_metrics, name, metric, NODE_METRIC_EVENT)
+        for name, topology in plan.topologies.items():
+            self._put_node_object(self.topologies, name, topology, TOPOLOGY_EVENT)
+        locations = self._locations()  # rebuilt if nodes were added or deleted
+        for pod in plan.pods:
+            self._put_pod(locations, pod)
+
+    def _locations(self) -> dict[PodKey, tuple[Pod, int]]:
+        if self._pod_locations is None:
+            locations: dict[PodKey, tuple[Pod, int]] = {}
+            for where, pods in ((PENDING, self.pending), (UNBOUND, self.unbound)):
+                locations.update((pod_key(p.namespace, p.name), (p, where)) for p in pods)
+            for node, pods in enumerate(self.pods_on_node):
+                locations.update((pod_key(p.namespace, p.name), (p, node)) for p in pods)
+            self._pod_locations = locations
+        return self._pod_locations
+
+    def _where(self, pod: Pod) -> int:
+        """Where a pod of the cluster goes: its node's index, PENDING or UNBOUND."""
+        if not pod.node_name:
+            return PENDING
+        return self.index.get(pod.node_name, UNBOUND)
+
+    def _take_pod(self, pod: Pod, where: int) -> int:
+        """Remove a pod of the cluster from where it is; returns its position in that list."""
+        pods = self._pod_list(where)
+        position = next(k for k, other in enumerate(pods) if other is pod)
+        if where >= 0:
+            self._account(pod, where, -1, observed=True)
+        else:
+            del pods[position]
+        return position
+
+    def _pod_list(self, where: int) -> list[Pod]:
+        if where == PENDING:
+            return self.pending
+        return self.unbound if where == UNBOUND else self.pods_on_node[where]
+
+    def _put_pod(self, locations: dict[PodKey, tuple[Pod, int]], pod: Pod) -> None:
+        """Add or replace a pod (a replaced pod keeps its place, as a rebuild orders it)."""
+        key = pod_key(pod.namespace, pod.name)
+        old = locations.pop(key, None)
+        where = self._where(pod)
+        position = None if old is None else self._take_pod(*old)
+        if pod.is_terminal:
+            return  # the scheduler's informer drops Succeeded/Failed pods
+        pods = self._pod_list(where)
+        if where >= 0:
+            self._account(pod, where, +1, observed=True)
+            pods.pop()
+        if old is not None and old[1] == where and position is not None:
+            pods.insert(position, pod)
+        else:
+            pods.append(pod)
+        locations[key] = (pod, where)
+
+    def _replace_nodes(self, nodes: list[Node]) -> None:
+        """New objects of known nodes: rows first, then one taint and label rebuild, then each
+        node's event (plugin states may read the rebuilt columns)."""
+        if not nodes:
+            return
+        indices = [self.index[node.name] for node in nodes]
+        for index, node in zip(indices, nodes, strict=True):
+            self.nodes[index] = node
+            self._set_node_row(index, node)
+            self._set_taints(index, node.taints)
+        self._labels.clear()
+        for index in indices:
+            self._node_event(NODE_EVENT, index)
+
+    def _set_node_row(self, index: int, node: Node) -> None:
+        for name in node.amounts:
+            self.resource_column(name)
+        self.allocatable[index] = 0
+        for name, amount in node.amounts.items():
+            self.allocatable[index, self.resource_index[name]] = amount
+        self.unschedulable[index] = node.unschedulable
+
+    def _put_node_object(
+        self,
+        objects: dict[str, Mapping[str, Any]],
+        name: str,
+        obj: Mapping[str, Any] | None,
+        kind: str,
+    ) -> None:
+        """A NodeMetric or NRT: kept by node name even for a node the snapshot lacks (yet)."""
+        if name in self.index:
+            self._set_object(objects, name, obj, kind)
+        elif obj is None:
+            objects.pop(name, None)
+        else:
+            objects[name] = obj
+
+    def _drop_extensions(self) -> None:
+        self._extensions.clear()
+        self._listeners.clear()
+
+    def _delete_nodes(self, names: list[str]) -> None:
+        """Delete node rows; their pods become unbound (bound to a node the snapshot lacks)."""
+        gone = {self.index[name] for name in names}
+        for index in sorted(gone):
+            self.unbound.extend(self.pods_on_node[index])
+        keep = np.array([i not in gone for i in range(len(self.nodes))], dtype=bool)
+        self.nodes = [node for i, node in enumerate(self.nodes) if keep[i]]
+        self.pods_on_node = [pods for i, pods in enumerate(self.pods_on_node) if keep[i]]
+        self.generation = self.generation[keep]
+        self.generations = {kind: array[keep] for kind, array in self.generations.items()}
+        self.unschedulable = self.unschedulable[keep]
+        self.allocatable = self.allocatable[keep]
+        self.requested = self.requested[keep]
+        self.non_zero_requested = self.non_zero_requested[keep]
+        self._relayout()
+
+    def _add_nodes(self, nodes: list[Node]) -> None:
+        """Append node rows; pods already bound to those names (unbound so far) move onto them."""
+        start = len(self.nodes)
+        self.nodes.extend(nodes)
+        self.pods_on_node.extend([] for _ in nodes)
+        extra = len(nodes)
+        self.generation = np.concatenate([self.generation, np.zeros(extra, np.int64)])
+        self.generations = {
+            kind: np.concatenate([array, np.zeros(extra, np.int64)])
+            for kind, array in self.generations.items()
+        }
+        self.unschedulable = np.concatenate([self.unschedulable, np.zeros(extra, bool)])
+        self.allocatable = np.vstack(
+            [self.allocatable, np.zeros((extra, len(self.resources)), np.int64)]
+        )
+        self.requested = np.vstack(
+            [self.requested, np.zeros((extra, len(self.resources)), np.int64)]
+        )
+        self.non_zero_requested = np.vstack(
+            [self.non_zero_requested, np.zeros((extra, 2), np.int64)]
+        )
+        self._relayout()
+        for offset, node in enumerate(nodes):
+            self._set_node_row(start + offset, node)
+        arriving = [pod for pod in self.unbound if pod.node_name in self.index]
+        self.unbound = [pod for pod in self.unbound if pod.node_name not in self.index]
+        for pod in arriving:
+            self._account(pod, self.index[pod.node_name], +1, observed=True)
+
+    def _relayout(self) -> None:
+        self.node_names = [node.name for node in self.nodes]
+        self.index = {name: i for i, name in enumerate(self.node_names)}
+        self._labels.clear()
+        self._build_taints()
+        self._pod_locations = None
+        self.layout += 1
 
     def add_cluster_objects(self, objects: Iterable[Mapping[str, Any]]) -> None:
         """Register Services, controllers or Namespaces (e.g. a simulated workload's

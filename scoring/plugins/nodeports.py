@@ -82,6 +82,9 @@ class UsedPorts:
     def pod_removed(self, pod: Pod, node: int) -> None:
         self._change(pod, node, -1)
 
+    def node_event(self, kind: str, node: int) -> None:
+        """Ports belong to pods: Node, NodeMetric and NRT changes leave the counts valid."""
+
     def conflicts(self, port: HostPort) -> BoolArray:
         """``HostPortInfo.CheckConflict`` on every node."""
         ip, protocol, number = port

@@ -139,6 +139,9 @@ class LimitTotals:
     def pod_removed(self, pod: Pod, node: int) -> None:
         self._apply(pod_limits(pod), node, -1)
 
+    def node_event(self, kind: str, node: int) -> None:
+        """Limits belong to pods: Node, NodeMetric and NRT changes leave the totals valid."""
+
     def _apply(self, limits: PodLimits, node: int, sign: int) -> None:
         for kind, amounts in ((RAW, limits.raw), (NON_ZERO, limits.non_zero)):
             for name, amount in amounts.items():

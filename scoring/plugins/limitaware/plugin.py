@@ -75,7 +75,8 @@ class LimitAware(Plugin):
         return snapshot.extension("limitaware.totals", LimitTotals)
 
     def ratios(self, snapshot: Snapshot) -> NodeRatios:
-        return snapshot.extension(self._ratio_key, lambda s: NodeRatios(s, self.default_ratio))
+        ratios = snapshot.extension(self._ratio_key, lambda s: NodeRatios(s, self.default_ratio))
+        return ratios.current()
 
     def pod_limits(self, cycle: Cycle) -> PodLimits:
         if POD_LIMITS not in cycle.state:

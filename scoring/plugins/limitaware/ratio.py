@@ -27,7 +27,7 @@ from scoring.goint import INT32_MAX, INT32_MIN, fits_int64, quo_array
 from scoring.inputs import InputLimitError, load_json
 from scoring.plugins.limitaware.limits import BASE_RESOURCES
 from scoring.plugins.noderesources import is_scalar_resource
-from scoring.snapshot import BoolArray, IntArray, Snapshot
+from scoring.snapshot import NODE_EVENT, BoolArray, IntArray, Snapshot
 
 ANNOTATION = "node.koordinator.sh/limit-to-allocatable"
 DEFAULT_PERCENT = 100
@@ -121,7 +121,26 @@ class NodeRatios:
 
     def __init__(self, snapshot: Snapshot, default: Mapping[str, Any]) -> None:
         self.snapshot = snapshot
-        self.ratios: list[Ratio] = [_default_ratio(default)]
+        self._default = default
+        self._stale = False
+        self._build()
+
+    def node_event(self, kind: str, node: int) -> None:
+        """A Node changed (annotations, allocatable): rebuilt on next use (:meth:`current`), once
+        however many nodes a refresh changed."""
+        if kind == NODE_EVENT:
+            self._stale = True
+
+    def current(self) -> NodeRatios:
+        """This state, rebuilt first if a Node changed since it was built."""
+        if self._stale:
+            self._stale = False
+            self._build()
+        return self
+
+    def _build(self) -> None:
+        snapshot = self.snapshot
+        self.ratios: list[Ratio] = [_default_ratio(self._default)]
         by_text: dict[str, int] = {}
         ids = np.zeros(len(snapshot), dtype=np.int32)
         for node, obj in enumerate(snapshot.nodes):

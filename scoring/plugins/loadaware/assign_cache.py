@@ -217,9 +217,36 @@ class AssignCache:
         metric = self.metrics.parsed[node]
         if metric is None or not records:
             return  # upstream accounts pods only while the node has a NodeMetric
-        terms = self.contributions(records, [metric] * len(records))
-        for total, term in zip(self._totals(), terms, strict=True):
-            total[:, node] += sign * term.sum(axis=0)
+        terms = [self.contribution(record, metric) for record in records]
+        for t, total in enumerate(self._totals()):
+            delta = [sum(column) for column in zip(*(term[t] for term in terms), strict=True)]
+            if any(delta):
+                total[:, node] += np.array(delta, dtype=np.int64) * sign
+
+    def contribution(
+        self, record: PodRecord, metric: ParsedMetric
+    ) -> tuple[Vector, Vector, Vector, Vector]:
+        """One record's (nodeDelta, prodDelta, nodeEstimated, prodUsage) terms, as
+        :meth:`contributions` computes them for many (Python ints: a node has a few pods)."""
+        flags = self.flags(record, metric)
+        zeros = (0,) * len(self.resources)
+        u = flags.usage or zeros
+        e = record.estimate
+        active = flags.active_prod
+        prod_usage = u if active else zeros
+        if e is None:
+            return zeros, zeros, zeros, prod_usage
+        node_delta = (
+            tuple(max(a - b, 0) for a, b in zip(e, u, strict=True)) if flags.should else zeros
+        )
+        # Prod pods koordlet does not report as prod count as unreported for prodDelta.
+        demoted = not active and flags.usage is not None
+        prod_u = zeros if demoted else u
+        if record.prod and (flags.should or demoted):
+            prod_delta = tuple(max(a - b, 0) for a, b in zip(e, prod_u, strict=True))
+        else:
+            prod_delta = zeros
+        return node_delta, prod_delta, e, prod_usage
 
     def _totals(self) -> tuple[IntArray, IntArray, IntArray, IntArray]:
         return self.node_delta, self.prod_delta, self.node_estimated, self.prod_usage

@@ -172,10 +172,16 @@ class _Reader:
 
     def resource_list(self, value: Any) -> tuple[Vector, bool]:
         """(vector, non-empty) of a ``ResourceMap``'s ``resources``."""
-        resources = _mapping(_mapping(value).get("resources"), ".resources")
+        outer = value if type(value) is dict else _mapping(value)
+        resources = outer.get("resources")
+        if type(resources) is not dict:
+            resources = _mapping(resources, ".resources")
         try:
             vector = tuple(
-                amount(name, resources[name]) if name in resources else 0 for name in self.resources
+                [
+                    amount(name, resources[name]) if name in resources else 0
+                    for name in self.resources
+                ]
             )
         except _Bad as bad:
             raise _Bad(".resources" + bad.path, str(bad)) from None

@@ -98,9 +98,11 @@ class LoadAwareState:
                 snapshot, self.resources, self.allocatable, self.raw_allocatable, node
             )
             self.thresholds.update(node, snapshot)
+            amounts = self.allocatable[:, node]
+            self.allocatable_float[:, node] = np.where(amounts == 0, 1, amounts)
         else:
             return
-        self._reset_derived()
+        self.memo = {}
 
     def tick(self, now: datetime) -> None:
         """The cache's clock: pods it sees from now on without PodScheduled are stamped ``now``."""

@@ -72,7 +72,13 @@ def parse_all(snapshot: Snapshot) -> list[NodeTopology | None]:
 
 
 class TopologyState:
-    """NUMA availability of every node with NRT data, under one accounting mode."""
+    """NUMA availability of every node with NRT data, under one accounting mode.
+
+    Pods the cluster binds or deletes (a refresh) change nothing here: the node's NRT reports
+    them when its exporter next publishes (``follows_cluster_pods``).
+    """
+
+    follows_cluster_pods = False
 
     def __init__(self, snapshot: Snapshot, mode: str) -> None:
         self.mode = mode

@@ -103,7 +103,7 @@ def default_selector(pod: Pod, objects: ClusterObjects) -> PodSelector:
     ``apps/v1 StatefulSet`` count, looked up by name in the pod's namespace.
     """
     merged: dict[str, str] = {}
-    for namespace, service_selector in objects.services:
+    for (namespace, _), service_selector in objects.services.items():
         if namespace != pod.namespace or service_selector is None:
             continue
         if selector_from_set(service_selector).matches(pod.labels):
