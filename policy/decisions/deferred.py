@@ -58,12 +58,11 @@ _held_lock = threading.Lock()
 
 def write(row: PlacementDecision, decision: Decision, stored: ClusterSnapshot) -> None:
     """Set ``row``'s explanation from the engine's ``decision`` (not saved)."""
-    # Thousands of nodes' dicts, none cyclic: the cyclic collector's passes over them would
-    # cost more than building and encoding them.
+    # Columns from the engine's arrays, no per-node dicts (decision_codec.pack_decision); a
+    # plugin without columns of its own still makes a dict per node, none cyclic.
     with gc_paused():
-        explanation = decision.to_dict()
-        packed = decision_codec.pack(explanation)
-        row.set_explanation(explanation, _base(stored, packed), packed)
+        packed = decision_codec.pack_decision(decision)
+        row.set_packed_explanation(packed, _base(stored, packed))
 
 
 def _base(stored: ClusterSnapshot, packed: decision_codec.Packed) -> ExplanationBase:

@@ -156,6 +156,23 @@ class PlacementDecision(models.Model):
         self.__dict__["_explanation"] = dict(value)
         self.__dict__.pop("_stored", None)
 
+    def set_packed_explanation(
+        self, packed: decision_codec.Packed, base: ExplanationBase | None = None
+    ) -> None:
+        """Store an explanation given as its columns only (``decision_codec.pack_decision``,
+        no dict to keep): its summary is read back from the stored bytes."""
+        data = decision_codec.encode(packed, base.base() if base is not None else None)
+        self.explanation_data = data
+        self.explanation_base = base
+        self.__dict__.pop("_explanation", None)
+        stored = decision_codec.StoredExplanation(data, base.base() if base is not None else None)
+        self.__dict__["_stored"] = stored
+        self.explanation_summary = {
+            "fields": stored.header(),
+            "nodes": stored.node_count,
+            "bytes": len(data),
+        }
+
     # Writes a pending explanation (policy.decisions.deferred, set when it is imported).
     writer: ClassVar[Callable[[PlacementDecision], None] | None] = None
 
