@@ -358,3 +358,101 @@ class Lists(_Uniform):
             ):
                 out[row].append(value)
         return out
+
+
+class Interleave(Values):
+    """Rows from several columns: group ``g`` gives rows ``groups[g][0]`` (ascending), its
+    values ``groups[g][1]`` (a column computed one way for some rows, another for the rest)."""
+
+    def __init__(self, rows: int, groups: Sequence[tuple[npt.NDArray[Any], Values]]) -> None:
+        self.rows = rows
+        self.groups = [(np.asarray(w, dtype=np.int64), v) for w, v in groups if len(w)]
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def codes(self) -> Codes:
+        out = np.zeros(self.rows, dtype=np.uint8)
+        for where, values in self.groups:
+            out[where] = values.codes()
+        return out
+
+    def _subset(self, flags: list[npt.NDArray[np.bool_]], parts: list[Values]) -> Interleave:
+        """The rows each group flags, with ``parts[g]`` as group ``g``'s values of them."""
+        chosen = np.zeros(self.rows, dtype=bool)
+        for (where, _), flag in zip(self.groups, flags, strict=True):
+            chosen[where[flag]] = True
+        rank = np.cumsum(chosen) - 1
+        groups = [
+            (rank[where[flag]], part)
+            for (where, _), flag, part in zip(self.groups, flags, parts, strict=True)
+        ]
+        return Interleave(int(chosen.sum()), groups)
+
+    def part(self, code: int) -> Values:
+        flags = [values.codes() == code for _, values in self.groups]
+        return self._subset(flags, [values.part(code) for _, values in self.groups])
+
+    def tolist(self) -> list[Any]:
+        out: list[Any] = [None] * self.rows
+        for where, values in self.groups:
+            for row, value in zip(where.tolist(), values.tolist(), strict=True):
+                out[row] = value
+        return out
+
+    def ints(self) -> IntArray | None:
+        out = np.zeros(self.rows, dtype=np.int64)
+        for where, values in self.groups:
+            ints = values.ints()
+            if ints is None:
+                return None
+            out[where] = ints
+        return out
+
+    def floats(self) -> npt.NDArray[np.float64]:
+        out = np.zeros(self.rows, dtype=np.float64)
+        for where, values in self.groups:
+            out[where] = values.floats()
+        return out
+
+    def strings(self) -> tuple[list[str], IntArray]:
+        distinct: dict[str, int] = {}
+        out = np.zeros(self.rows, dtype=np.int64)
+        for where, values in self.groups:
+            table, ids = values.strings()
+            index = np.array([distinct.setdefault(s, len(distinct)) for s in table], np.int64)
+            out[where] = index[ids] if len(table) else ids
+        return list(distinct), out
+
+    def records(self) -> Records:
+        shapes: dict[tuple[str, ...], int] = {}
+        codes = np.zeros(self.rows, dtype=np.int64)
+        parts = [values.records() for _, values in self.groups]
+        for (where, _), records in zip(self.groups, parts, strict=True):
+            index = np.array([shapes.setdefault(s, len(shapes)) for s in records.shapes], np.int64)
+            codes[where] = index[records.shape_codes]
+        fields: dict[str, Values] = {}
+        for key in dict.fromkeys(k for shape in shapes for k in shape):
+            flags = [
+                np.array([key in s for s in records.shapes], dtype=bool)[records.shape_codes]
+                for records in parts
+            ]
+            values = [records.fields.get(key, Plain([])) for records in parts]
+            fields[key] = self._subset(flags, values)
+        return Records(self.rows, list(shapes), codes, fields)
+
+    def lists(self) -> Lists:
+        parts = [values.lists() for _, values in self.groups]
+        lengths = np.zeros(self.rows, dtype=np.int64)
+        for (where, _), lists in zip(self.groups, parts, strict=True):
+            lengths[where] = lists.lengths
+        longest = int(lengths.max()) if self.rows else 0
+        positions: list[Values] = []
+        for j in range(longest):
+            flags = [lists.lengths > j for lists in parts]
+            values = [
+                lists.position(j) if flag.any() else Plain([])
+                for lists, flag in zip(parts, flags, strict=True)
+            ]
+            positions.append(self._subset(flags, values))
+        return Lists(lengths, positions)

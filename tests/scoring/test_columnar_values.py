@@ -13,6 +13,7 @@ from scoring.columnar.format import DICT, INT, LIST, NULL, STR, type_code
 from scoring.columnar.values import (
     Bools,
     Floats,
+    Interleave,
     Ints,
     Lists,
     Mixed,
@@ -97,3 +98,17 @@ def test_mixed_rows_and_lists_by_position_pack_as_their_rows() -> None:
     one = Lists(np.array([3]), items=Table(np.array([0, 1, 0]), ["a", None]))
     assert columnar.pack(one) == columnar.pack([["a", None, "a"]])
     assert {NULL, STR} == set(Table(np.array([0, 1]), [None, "x"]).codes().tolist())
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(json_values, min_size=1, max_size=40), st.data())
+def test_interleaved_columns_pack_as_their_rows(rows: list[Any], data: st.DataObject) -> None:
+    groups = data.draw(st.lists(st.integers(0, 2), min_size=len(rows), max_size=len(rows)))
+    parts = []
+    for g in range(3):
+        where = np.array([k for k, group in enumerate(groups) if group == g], dtype=np.int64)
+        chosen = [rows[k] for k in where.tolist()]
+        parts.append((where, Table(np.arange(len(chosen)), chosen) if g else Plain(chosen)))
+    interleaved = Interleave(len(rows), parts)
+    assert interleaved.tolist() == rows
+    assert columnar.pack(interleaved) == columnar.pack(rows)
