@@ -10,7 +10,8 @@ LoadAwareScheduling, LimitAware and NodeResourceTopologyMatch (``EXTENDED_PROFIL
 each decision as the API does, and prints per decision: the explanation's JSON size, the bytes
 stored for it (the encoded explanation and its summary; the first decision on the snapshot
 also stores the base the others are compressed against), and the times to build the JSON,
-pack its columns, encode them against the base, decode all of it, and decode the API's
+pack its columns from the JSON (``pack``) and from the decision's arrays (``pack_decision``,
+what recording does), encode them against the base, decode all of it, and decode the API's
 default page. Results: docs/benchmarks.md.
 """
 
@@ -81,6 +82,7 @@ def run(nodes: int, pods: int, repeat: int, database: Path) -> None:
     pending = [p for p in snapshot.pending if p.scheduler_name == "default-scheduler"][:pods]
     print(
         f"{'pod':<40} {'feasible':>8} {'JSON':>10} {'stored':>9} {'to_dict':>8} {'pack':>6} "
+        f"{'pack_decision':>13} "
         f"{'encode':>7} {'record':>7} {'decode':>7} {'page':>6}"
     )
     sizes = []
@@ -104,6 +106,8 @@ def run(nodes: int, pods: int, repeat: int, database: Path) -> None:
         sizes.append(stored_bytes)
         packing = _median_ms(lambda e=explanation: decision_codec.pack(e), repeat)
         packed = decision_codec.pack(explanation)
+        direct = _median_ms(lambda d=decision: decision_codec.pack_decision(d), repeat)
+        assert decision_codec.pack_decision(decision) == packed, "pack_decision differs"
         encode = _median_ms(lambda p=packed, b=base: decision_codec.encode(p, b), repeat)
         decode = _median_ms(lambda d=data, b=base: decision_codec.decode(d, b), repeat)
 
@@ -114,8 +118,8 @@ def run(nodes: int, pods: int, repeat: int, database: Path) -> None:
         paged = _median_ms(page, repeat)
         print(
             f"{pod.key:<40} {len(decision.feasible):>8} {text:>10,} {stored_bytes:>9,} "
-            f"{build:>6.0f}ms {packing:>4.0f}ms {encode:>5.0f}ms {recorded:>5.0f}ms "
-            f"{decode:>5.0f}ms {paged:>4.0f}ms"
+            f"{build:>6.0f}ms {packing:>4.0f}ms {direct:>11.0f}ms {encode:>5.0f}ms "
+            f"{recorded:>5.0f}ms {decode:>5.0f}ms {paged:>4.0f}ms"
         )
         growth = database.stat().st_size - before
         selection = decision_codec.StoredExplanation(data, base).select()

@@ -23,6 +23,8 @@ import numpy as np
 import zstandard
 
 from scoring import columnar
+from scoring.decision import Decision
+from scoring.decision_columns import explanation_columns
 from scoring.decision_order import NODES as NODES
 from scoring.decision_order import by_name, explanation_order
 
@@ -56,6 +58,13 @@ def pack(explanation: Mapping[str, Any]) -> Packed:
     if stored is None:
         return Packed(columnar.pack([explanation]), 0)
     return Packed(columnar.pack([stored]), BY_NAME)
+
+
+def pack_decision(decision: Decision) -> Packed:
+    """``pack(decision.to_dict())``, the same bytes, from the decision's arrays (no per-node
+    dicts: :mod:`scoring.decision_columns`)."""
+    root, stored_by_name = explanation_columns(decision)
+    return Packed(columnar.pack(root), BY_NAME if stored_by_name else 0)
 
 
 class Base:

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from scoring.columnar.values import Plain, Values
 from scoring.goint import quo_array
 from scoring.objects import Pod
 from scoring.snapshot import BoolArray, IntArray, Snapshot
@@ -206,6 +207,16 @@ class Plugin:
     def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any] | None:
         """Plugin-specific detail behind this node's verdict, for people (JSON-able)."""
         return None
+
+    def explain_columns(self, cycle: Cycle, nodes: IntArray) -> Values:
+        """:meth:`explain` of each of ``nodes`` as a column (:mod:`scoring.columnar.values`):
+        a dict, or None where there is no detail. Plugins with details on every node override
+        it to build the column from their arrays; this one asks node by node."""
+        details = []
+        for node in nodes.tolist():
+            detail = self.explain(cycle, node)
+            details.append(dict(detail) if detail else None)
+        return Plain(details)
 
 
 def default_normalize(scores: IntArray, *, reverse: bool) -> IntArray:

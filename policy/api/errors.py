@@ -29,8 +29,8 @@ from policy.accounts.models import ApiToken
 from policy.api.authentication import ReadOnlyToken
 from policy.core import database
 from policy.core.broker import BrokerUnavailable
-from policy.core.errors import ServiceUnavailable
 from policy.core.choices import ChangeSource
+from policy.core.errors import ServiceUnavailable
 from policy.policies.located import NON_FIELD
 from scoring.errors import (
     DUPLICATE,

@@ -12,6 +12,7 @@ import base64
 from typing import Any
 
 from django.db import transaction
+
 from policy.clusters.engine import document_digest, engine_for, evaluate_on
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.core.choices import DecisionOutcome
@@ -21,7 +22,6 @@ from policy.decisions.evaluation import (
     choose_configuration,
 )
 from policy.decisions.models import ExplanationBase
-from policy.decisions.models.decisions import summary_of
 from policy.engine.questions import question
 from scoring import decision_codec, decision_page
 from scoring.decision import Decision
@@ -119,19 +119,16 @@ def _outcome(decision: Decision) -> str:
 
 
 def _explanation(decision: Decision, stored: ClusterSnapshot) -> dict[str, Any]:
-    """The whole explanation, encoded against the snapshot's base (docs/decisions.md)."""
-    # Thousands of nodes' dicts, none cyclic: the cyclic collector's passes over them would
-    # cost more than building and encoding them.
-    with gc_paused():
-        explanation = decision.to_dict()
-        packed = decision_codec.pack(explanation)
-        base = _base(stored, packed)
-        data = decision_codec.encode(packed, base.base())
-    return {
-        "data": base64.b64encode(data).decode(),
-        "base": base.pk,
-        "summary": summary_of(explanation, data),
-    }
+    """The whole explanation, encoded against the snapshot's base (docs/decisions.md), from
+    the decision's columns (``decision_codec.pack_decision``: no per-node dicts)."""
+    with gc_paused():  # a plugin without columns of its own still makes a dict per node
+        packed = decision_codec.pack_decision(decision)
+    base = _base(stored, packed)
+    data = decision_codec.encode(packed, base.base())
+    header = decision.header([])
+    del header[decision_codec.NODES]
+    summary = {"fields": header, "nodes": len(decision.cycle.snapshot), "bytes": len(data)}
+    return {"data": base64.b64encode(data).decode(), "base": base.pk, "summary": summary}
 
 
 def _base(stored: ClusterSnapshot, packed: decision_codec.Packed) -> ExplanationBase:

@@ -41,3 +41,37 @@ def no_cyclic_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def type_code(value: Any, path: str) -> int:
+    if value is None:
+        return NULL
+    if value is True:
+        return TRUE
+    if value is False:
+        return FALSE
+    kind = type(value)
+    if kind is int:
+        return INT
+    if kind is str:
+        return STR
+    if kind is float:
+        return FLOAT
+    if kind is dict:
+        return DICT
+    if kind is list:
+        return LIST
+    # Subclasses (IntEnum, numpy scalars, tuples) are stored as the JSON value they print as.
+    if isinstance(value, bool | np.bool_):
+        return TRUE if value else FALSE
+    if isinstance(value, int | np.integer):
+        return INT
+    if isinstance(value, float | np.floating):
+        return FLOAT
+    if isinstance(value, str):
+        return STR
+    if isinstance(value, dict):
+        return DICT
+    if isinstance(value, list | tuple):
+        return LIST
+    raise ColumnarError(f"{path}: a {kind.__name__} is not a JSON value")

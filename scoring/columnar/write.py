@@ -14,7 +14,6 @@ import numpy.typing as npt
 from scoring.columnar import predict
 from scoring.columnar.format import (
     DICT,
-    FALSE,
     FLOAT,
     FORMAT,
     HOLE,
@@ -25,12 +24,13 @@ from scoring.columnar.format import (
     PADDED,
     SAFE,
     STR,
-    TRUE,
     ColumnarError,
     IntArray,
     Meta,
     no_cyclic_gc,
+    type_code,
 )
+from scoring.columnar.values import Lists, Plain, Records, Table, Values
 
 _DTYPES = ("u1", "i1", "u2", "i2", "u4", "i4", "i8")
 _FEW_DISTINCT = 256  # integer columns with at most this many distinct values store codes
@@ -45,7 +45,7 @@ _TEMPLATE_MIN_DISTINCT = 16
 _NUMBER = re.compile(r"[0-9]{1,18}")
 
 
-def pack(values: Sequence[Any]) -> bytes:
+def pack(values: Column) -> bytes:
     """``values`` as packed columns (uncompressed; see the module docstring)."""
     writer = _Writer()
     with no_cyclic_gc():
@@ -61,41 +61,10 @@ def pack(values: Sequence[Any]) -> bytes:
     return b"".join([struct.pack("<I", len(head)), head, *(data for _, data in writer.buffers)])
 
 
+# A column's rows: Python values, or values given by column.
+Column = Sequence[Any] | Values
+
 _BY_TYPE = {type(None): NULL, int: INT, float: FLOAT, str: STR, list: LIST, dict: DICT}
-
-
-def _type_code(value: Any, path: str) -> int:
-    if value is None:
-        return NULL
-    if value is True:
-        return TRUE
-    if value is False:
-        return FALSE
-    kind = type(value)
-    if kind is int:
-        return INT
-    if kind is str:
-        return STR
-    if kind is float:
-        return FLOAT
-    if kind is dict:
-        return DICT
-    if kind is list:
-        return LIST
-    # Subclasses (IntEnum, numpy scalars, tuples) are stored as the JSON value they print as.
-    if isinstance(value, bool | np.bool_):
-        return TRUE if value else FALSE
-    if isinstance(value, int | np.integer):
-        return INT
-    if isinstance(value, float | np.floating):
-        return FLOAT
-    if isinstance(value, str):
-        return STR
-    if isinstance(value, dict):
-        return DICT
-    if isinstance(value, list | tuple):
-        return LIST
-    raise ColumnarError(f"{path}: a {kind.__name__} is not a JSON value")
 
 
 class _Writer:
@@ -120,29 +89,44 @@ class _Writer:
         return [len(self.buffers) - 1, dtype]
 
     def column(
-        self, values: Sequence[Any], path: str, scope: list[tuple[int, IntArray]] | None = None
+        self, values: Column, path: str, scope: list[tuple[int, IntArray]] | None = None
     ) -> Meta:
         """Write a column; ``scope``: integer arrays of earlier columns aligned with it."""
+        if isinstance(values, Plain):
+            values = values.items
+        if isinstance(values, Values):
+            return self._column(values, values.codes(), values.part, scope, path)
         fast: list[Any] = list(map(_BY_TYPE.get, map(type, values)))
         codes: list[int] = fast
         if None in fast:  # booleans, subclasses, and values that are not JSON
             codes = [
-                _type_code(v, path) if c is None else c for v, c in zip(values, fast, strict=True)
+                type_code(v, path) if c is None else c for v, c in zip(values, fast, strict=True)
             ]
+        rows = values
+
+        def part(code: int) -> Column:
+            return [v for v, c in zip(rows, codes, strict=True) if c == code]
+
+        return self._column(values, codes, part, scope, path)
+
+    def _column(
+        self,
+        values: Column,
+        codes: Sequence[int] | npt.NDArray[np.uint8],
+        part: Callable[[int], Column],
+        scope: list[tuple[int, IntArray]] | None,
+        path: str = "$",
+    ) -> Meta:
         meta: Meta = {"n": len(values)}
-        present = sorted(set(codes))
+        present = sorted(set(codes.tolist() if isinstance(codes, np.ndarray) else codes))
         if len(present) == 1:
             meta["type"] = present[0]
         else:
             meta["types"] = self.buffer(np.array(codes, dtype=np.uint8))
         for code in present:
-            chosen = (
-                values
-                if len(present) == 1
-                else [v for v, c in zip(values, codes, strict=True) if c == code]
-            )
             encode = self._ENCODERS.get(code)
             if encode is not None:
+                chosen = values if len(present) == 1 else part(code)
                 outer, self.scope = self.scope, scope if len(present) == 1 else None
                 try:
                     meta[str(code)] = encode(self, chosen, path)
@@ -150,11 +134,15 @@ class _Writer:
                     self.scope = outer
         return meta
 
-    def ints(self, values: Sequence[Any], path: str) -> Meta:
+    def ints(self, values: Column, path: str) -> Meta:
+        given = values.ints() if isinstance(values, Values) else None
+        rows: Sequence[Any] = values if not isinstance(values, Values) else []
+        if isinstance(values, Values) and given is None:
+            rows = values.tolist()
         try:
-            array = np.array([int(v) for v in values], dtype=np.int64)
+            array = given if given is not None else np.array([int(v) for v in rows], np.int64)
         except OverflowError:
-            return {"decimal": self.ints_of(self.string_ids(str(int(v)) for v in values))}
+            return {"decimal": self.ints_of(self.string_ids(str(int(v)) for v in rows))}
         scope = self.scope
         number = self.ints_of(array, scope, (100,))
         if scope is not None:
@@ -254,8 +242,11 @@ class _Writer:
         step = int(np.gcd.reduce(offsets)) or 1
         return {"base": base, "step": step, "plain": self.buffer(_narrow(offsets // step))}
 
-    def floats(self, values: Sequence[Any], path: str) -> Meta:
-        array = np.array([float(v) for v in values], dtype=np.float64)
+    def floats(self, values: Column, path: str) -> Meta:
+        if isinstance(values, Values):
+            array = values.floats()
+        else:
+            array = np.array([float(v) for v in values], dtype=np.float64)
         scale = _decimal_scale(array)
         if scale is None:
             return {"float64": self.buffer(array)}
@@ -263,7 +254,9 @@ class _Writer:
         factors = (10**scale, 100 * 10**scale)
         return {"scale": scale, "ints": self.ints_of(scaled, self.scope, factors)}
 
-    def strs(self, values: Sequence[Any], path: str) -> Meta:
+    def strs(self, values: Column, path: str) -> Meta:
+        if isinstance(values, Values):
+            return self.table_strs(*values.strings(), path)
         texts = [str(v) for v in values]
         distinct = set(texts)
         if len(distinct) > _TEMPLATE_MIN_DISTINCT and not any(
@@ -278,11 +271,43 @@ class _Writer:
                 }
         return {"ids": self.ints_of(self.string_ids(texts))}
 
+    def table_strs(self, table: list[str], ids: IntArray, path: str) -> Meta:
+        """:meth:`strs` of the rows ``table[ids]`` (``table``: distinct strings)."""
+        used = np.unique(ids)
+        if len(used) > _TEMPLATE_MIN_DISTINCT and not any(
+            HOLE in table[i] or PADDED in table[i] for i in used.tolist()
+        ):
+            shapes = [_NUMBER.sub(_hole, s) for s in table]
+            kinds: dict[str, int] = {}
+            kind_of = np.array([kinds.setdefault(t, len(kinds)) for t in shapes], dtype=np.int64)
+            if 2 * len(np.unique(kind_of[used])) <= len(used):
+                numbers = [[int(n) for n in _NUMBER.findall(s)] for s in table]
+                return {
+                    "templates": self.ints_of(self.table_ids(list(kinds), kind_of[ids])),
+                    "numbers": self.column(Table(ids, numbers), f"{path}#"),
+                }
+        return {"ids": self.ints_of(self.table_ids(table, ids))}
+
+    def table_ids(self, table: list[str], ids: IntArray) -> IntArray:
+        """:meth:`string_ids` of the rows ``table[ids]``: strings numbered in order of first
+        appearance."""
+        if not len(ids):
+            return ids
+        used, first = np.unique(ids, return_index=True)
+        number = np.zeros(len(table), dtype=np.int64)
+        strings = self.strings
+        for index in used[np.argsort(first)].tolist():
+            number[index] = strings.setdefault(table[index], len(strings))
+        result: IntArray = number[ids]
+        return result
+
     def string_ids(self, texts: Iterator[str] | Sequence[str]) -> npt.NDArray[np.int64]:
         table = self.strings
         return np.array([table.setdefault(s, len(table)) for s in texts], dtype=np.int64)
 
-    def lists(self, values: Sequence[Any], path: str) -> Meta:
+    def lists(self, values: Column, path: str) -> Meta:
+        if isinstance(values, Values):
+            return self.columns_lists(values.lists(), path)
         lengths = np.array([len(v) for v in values], dtype=np.int64)
         longest = int(lengths.max()) if len(values) else 0
         meta: Meta = {"lengths": self.ints_of(lengths)}
@@ -295,15 +320,27 @@ class _Writer:
             meta["items"] = self.column([item for v in values for item in v], f"{path}[]")
         return meta
 
-    def dicts(self, values: Sequence[Any], path: str) -> Meta:
+    def columns_lists(self, values: Lists, path: str) -> Meta:
+        """:meth:`lists` of lists given by column."""
+        lengths = values.lengths
+        longest = int(lengths.max()) if len(values) else 0
+        meta: Meta = {"lengths": self.ints_of(lengths)}
+        if 1 < longest <= _MAX_POSITIONS and len(values) > 1:
+            meta["positions"] = [
+                self.column(values.position(j), f"{path}[{j}]") for j in range(longest)
+            ]
+        else:
+            meta["items"] = self.column(values.items(), f"{path}[]")
+        return meta
+
+    def dicts(self, values: Column, path: str) -> Meta:
+        if isinstance(values, Values):
+            return self.columns_dicts(values.records(), path)
         every_keys = list(map(tuple, values))
         shapes: dict[tuple[str, ...], int] = {}
         for keys in dict.fromkeys(every_keys):  # distinct, in order of appearance
-            bad = next((k for k in keys if not isinstance(k, str)), None)
-            if bad is not None:
-                raise ColumnarError(f"{path}: key {bad!r} is not a string")
             shapes[keys] = len(shapes)
-        children: dict[str, list[Any]] = {}
+        children: dict[str, Column] = {}
         if len(shapes) == 1:  # the common case, column by column
             [keys] = shapes
             columns = zip(*(value.values() for value in values), strict=True) if keys else ()
@@ -311,6 +348,36 @@ class _Writer:
         else:
             union = dict.fromkeys(key for keys in shapes for key in keys)
             children = {key: [v[key] for v in values if key in v] for key in union}
+        codes = None
+        if len(shapes) > 1:
+            codes = np.fromiter(map(shapes.__getitem__, every_keys), np.int64, len(every_keys))
+        return self.dict_meta(list(shapes), codes, children, path)
+
+    def columns_dicts(self, values: Records, path: str) -> Meta:
+        """:meth:`dicts` of dicts given by column."""
+        codes = values.shape_codes
+        used, first = np.unique(codes, return_index=True)
+        order = used[np.argsort(first)].tolist()  # shapes in order of appearance
+        shapes = [values.shapes[k] for k in order]
+        renumber = np.zeros(len(values.shapes), dtype=np.int64)
+        renumber[order] = np.arange(len(order))
+        union = dict.fromkeys(key for keys in shapes for key in keys)
+        children: dict[str, Column] = {key: values.fields[key] for key in union}
+        return self.dict_meta(shapes, renumber[codes] if len(shapes) > 1 else None, children, path)
+
+    def dict_meta(
+        self,
+        shapes: list[tuple[str, ...]],
+        codes: IntArray | None,
+        children: dict[str, Column],
+        path: str,
+    ) -> Meta:
+        """Dicts of ``shapes`` (in order of appearance; ``codes``: each row's, when several)
+        with ``children``, each key's column over the rows that have it."""
+        for keys in shapes:
+            bad = next((k for k in keys if not isinstance(k, str)), None)
+            if bad is not None:
+                raise ColumnarError(f"{path}: key {bad!r} is not a string")
         # Fields every row has are aligned with this column (and with its aligned ancestors).
         aligned = self.scope if self.scope is not None else []
         everywhere = {key for key in children if all(key in keys for keys in shapes)}
@@ -321,12 +388,11 @@ class _Writer:
                 for key, items in children.items()
             ],
         }
-        if len(shapes) > 1:
-            codes = np.fromiter(map(shapes.__getitem__, every_keys), np.int64, len(every_keys))
+        if codes is not None:
             meta["shape"] = self.ints_of(codes)
         return meta
 
-    _ENCODERS: dict[int, Callable[[_Writer, Sequence[Any], str], Meta]] = {
+    _ENCODERS: dict[int, Callable[[_Writer, Column, str], Meta]] = {
         INT: ints,
         FLOAT: floats,
         STR: strs,

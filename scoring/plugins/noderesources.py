@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from scoring.columnar.values import Bools, Ints, Lists, Plain, Records, Table, Values
 from scoring.framework import (
     MAX_NODE_SCORE,
     SKIP,
@@ -302,6 +303,11 @@ def _scoring_strategy(args: Mapping[str, Any]) -> Mapping[str, Any]:
     return strategy
 
 
+def _numbers(array: Any) -> Values:
+    """An array's values as a column (integers unless the array holds other numbers)."""
+    return Ints(array) if array.dtype.kind in "iu" else Plain(array.tolist())
+
+
 class NodeResourcesFit(Plugin):
     """Filter on free allocatable; score by LeastAllocated / MostAllocated / RTCR."""
 
@@ -419,6 +425,62 @@ class NodeResourcesFit(Plugin):
             ]
         return detail
 
+    def explain_columns(self, cycle: Cycle, nodes: IntArray) -> Values:
+        """:meth:`explain` of each of ``nodes``, from the snapshot's arrays."""
+        snap = cycle.snapshot
+        count = len(nodes)
+        rows: dict[str, Values] = {}
+        for name in dict.fromkeys([*_NATIVE_CHECKED, "pods", *self._checked_resources(cycle)]):
+            column = snap.resource_index.get(name)
+            if column is None:
+                continue
+            keys: tuple[str, ...] = ("allocatable", "requested", "pod")
+            fields: dict[str, Values] = {
+                "allocatable": Ints(snap.allocatable[nodes, column]),
+                "requested": Ints(snap.requested[nodes, column]),
+                "pod": Table.constant(1 if name == "pods" else int(cycle.request[column]), count),
+            }
+            if name in ("cpu", "memory"):
+                k = ("cpu", "memory").index(name)
+                keys = (*keys, "scoredRequested", "scoredPod")
+                fields["scoredRequested"] = Ints(snap.non_zero_requested[nodes, k])
+                fields["scoredPod"] = Table.constant(cycle.pod.non_zero_requests[k], count)
+            rows[name] = Records(count, [keys], None, fields)
+        detail: dict[str, Values] = {
+            "strategy": Table.constant(self.strategy, count),
+            "resources": Records(count, [tuple(rows)], None, rows),
+            "scored": self._score_columns(cycle, nodes),
+        }
+        if self.strategy == "RequestedToCapacityRatio":
+            shape = [
+                {"utilization": int(p["utilization"]), "score": int(p["score"])} for p in self.shape
+            ]
+            detail["shape"] = Table.constant(shape, count)
+        return Records(count, [tuple(detail)], None, detail)
+
+    def _score_columns(self, cycle: Cycle, nodes: IntArray) -> Lists:
+        """:meth:`_explain_score` of each of ``nodes``, one column per configured resource."""
+        count = len(nodes)
+        allocatable, requested, scores = self._score_arrays(cycle)
+        ratio = self.strategy == "RequestedToCapacityRatio"
+        positions: list[Values] = []
+        for k, (resource, weight) in enumerate(
+            zip(self.resources, self.weights.tolist(), strict=True)
+        ):
+            a, q, score = allocatable[nodes, k], requested[nodes, k], scores[nodes, k]
+            fields: dict[str, Values] = {
+                "name": Table.constant(str(resource["name"]), count),
+                "weight": Table.constant(int(weight), count),
+                "allocatable": _numbers(a),
+                "requested": _numbers(q),
+                "score": _numbers(score),
+                "counted": Bools((a != 0) & ((score > 0) | (not ratio))),
+            }
+            if ratio:
+                fields["utilization"] = Ints(capacity_utilization(q, a))
+            positions.append(Records(count, [tuple(fields)], None, fields))
+        return Lists(np.full(count, len(positions), dtype=np.int64), positions)
+
     def _explain_score(self, cycle: Cycle, node: int) -> list[dict[str, Any]]:
         """Each configured resource as the strategy scores it on the node: allocatable, the
         requested amount with the pod (zeros: bypassed), its weight and its own score (what the
@@ -444,10 +506,20 @@ class NodeResourcesFit(Plugin):
         return out
 
     def _score_table(self, cycle: Cycle) -> tuple[list[list[int]], list[list[int]], Any]:
-        """(allocatable, requested, per-resource score) of every node × configured resource,
-        computed once per cycle with the strategy's own functions, one resource at a time."""
+        """:meth:`_score_arrays` as lists (read node by node), once per cycle."""
         table: tuple[list[list[int]], list[list[int]], Any] | None = cycle.state.get(_EXPLAIN_KEY)
         if table is None:
+            allocatable, requested, scores = self._score_arrays(cycle)
+            table = (allocatable.tolist(), requested.tolist(), scores.tolist())
+            cycle.state[_EXPLAIN_KEY] = table
+        return table
+
+    def _score_arrays(self, cycle: Cycle) -> tuple[IntArray, IntArray, Any]:
+        """(allocatable, requested, per-resource score) of every node × configured resource,
+        computed once per cycle with the strategy's own functions, one resource at a time."""
+        key = f"{_EXPLAIN_KEY}/arrays"
+        arrays: tuple[IntArray, IntArray, Any] | None = cycle.state.get(key)
+        if arrays is None:
             nodes = np.arange(len(cycle.snapshot), dtype=np.int64)
             allocatable, requested = resource_matrix(
                 cycle, self.resources, nodes, use_requested=False
@@ -463,9 +535,9 @@ class NodeResourcesFit(Plugin):
                 else:
                     columns.append(least_allocated(q, a, one))
             scores = np.stack(columns, axis=1) if columns else np.zeros((len(nodes), 0), np.int64)
-            table = (allocatable.tolist(), requested.tolist(), scores.tolist())
-            cycle.state[_EXPLAIN_KEY] = table
-        return table
+            arrays = (allocatable, requested, scores)
+            cycle.state[key] = arrays
+        return arrays
 
 
 def _combine_reasons(n: int, checks: list[tuple[str, BoolArray, BoolArray]]) -> FilterResult:

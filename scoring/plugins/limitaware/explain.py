@@ -13,8 +13,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from scoring.columnar.values import Bools, Floats, Interleave, Ints, Plain, Records, Table, Values
 from scoring.framework import MAX_NODE_SCORE, Cycle
-from scoring.goint import quo
+from scoring.goint import quo, quo_array
 from scoring.plugins.limitaware.limits import (
     BASE_RESOURCES,
     NON_ZERO,
@@ -103,3 +104,89 @@ def _ratios(before: int, after: int, allocatable: int) -> Mapping[str, float | N
     if allocatable == 0:
         return {"before": None, "after": None}
     return {"before": round(before / allocatable, 4), "after": round(after / allocatable, 4)}
+
+
+_ROW_KEYS = (
+    "limited",
+    "allocatable",
+    "limitCapacity",
+    "nodeLimits",
+    "podLimit",
+    "limitToAllocatable",
+    "filter",
+)
+
+
+def explain_columns(plugin: LimitAware, cycle: Cycle, nodes: IntArray) -> Values:
+    """:func:`explain_node` of each of ``nodes`` as one column: nodes whose ratio is usable
+    together, the others node by node."""
+    ratios = plugin.ratios(cycle.snapshot)
+    troubled = np.array([bool(ratios.errors[i]) for i in nodes.tolist()], dtype=bool)
+    usual = np.flatnonzero(~troubled)
+    rest = np.flatnonzero(troubled)
+    return Interleave(
+        len(nodes),
+        [
+            (usual, _usual_columns(plugin, cycle, nodes[usual])),
+            (rest, Plain([explain_node(plugin, cycle, i) for i in nodes[rest].tolist()])),
+        ],
+    )
+
+
+def _usual_columns(plugin: LimitAware, cycle: Cycle, nodes: IntArray) -> Values:
+    ratios = plugin.ratios(cycle.snapshot)
+    count = len(nodes)
+    table = [{"source": r.source, "percentOfAllocatable": dict(r.values)} for r in ratios.ratios]
+    limits = plugin.pod_limits(cycle)
+    resources: dict[str, Values] = {}
+    for name, arrays in _columns(plugin, cycle).items():
+        listed, capacity, allocatable, before, plain = (a[nodes].astype(np.int64) for a in arrays)
+        pod_limit = limits.non_zero.get(name, 0)
+        after = before + pod_limit
+        filters: dict[str, Values] = {
+            "nodeLimits": Ints(plain),
+            "podLimit": Table.constant(limits.raw.get(name, 0), count),
+        }
+        fields: dict[str, Values] = {
+            "limited": Bools(listed != 0),
+            "allocatable": Ints(allocatable),
+            "limitCapacity": Ints(capacity),
+            "nodeLimits": Ints(before),
+            "podLimit": Table.constant(pod_limit, count),
+            "limitToAllocatable": _ratio_columns(before, after, allocatable),
+            "filter": Records(count, [("nodeLimits", "podLimit")], None, filters),
+        }
+        shapes: list[tuple[str, ...]] = [_ROW_KEYS]
+        codes = None
+        if name in plugin.weights:
+            fields["weight"] = Table.constant(plugin.weights[name], count)
+            scored = (listed != 0) & (capacity != 0)
+            safe = np.where(scored, capacity, 1)
+            fields["score"] = Ints(quo_array((safe - after) * MAX_NODE_SCORE, safe)[scored])
+            shapes = [(*_ROW_KEYS, "weight"), (*_ROW_KEYS, "weight", "score")]
+            codes = scored.astype(np.int64)
+        resources[name] = Records(count, shapes, codes, fields)
+    names = tuple(resources)
+    columns: dict[str, Values] = {
+        "ratio": Table(ratios.ids[nodes], table),
+        "resources": Records(count, [names], None, resources),
+    }
+    return Records(count, [("ratio", "resources")], None, columns)
+
+
+def _ratio_columns(before: IntArray, after: IntArray, allocatable: IntArray) -> Values:
+    """``_ratios`` of each node (Python's ``round`` to 4 places, value by value)."""
+    has = allocatable != 0
+    rows = zip(before[has].tolist(), after[has].tolist(), allocatable[has].tolist(), strict=True)
+    pairs = [(round(b / a, 4), round(c / a, 4)) for b, c, a in rows]
+    present = Records(
+        int(has.sum()),
+        [("before", "after")],
+        None,
+        {
+            "before": Floats(np.array([p[0] for p in pairs], dtype=np.float64)),
+            "after": Floats(np.array([p[1] for p in pairs], dtype=np.float64)),
+        },
+    )
+    nulls = Table.constant({"before": None, "after": None}, int(len(has) - has.sum()))
+    return Interleave(len(has), [(np.flatnonzero(has), present), (np.flatnonzero(~has), nulls)])

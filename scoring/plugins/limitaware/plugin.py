@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from scoring.columnar.values import Values
 from scoring.framework import (
     MAX_NODE_SCORE,
     SUCCESS,
@@ -36,7 +37,7 @@ from scoring.framework import (
     unschedulable,
 )
 from scoring.goint import quo, quo_array
-from scoring.plugins.limitaware.explain import explain_node
+from scoring.plugins.limitaware.explain import explain_columns, explain_node
 from scoring.plugins.limitaware.limits import (
     BASE_RESOURCES,
     NON_ZERO,
@@ -184,6 +185,9 @@ class LimitAware(Plugin):
 
     def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any] | None:
         return explain_node(self, cycle, node)
+
+    def explain_columns(self, cycle: Cycle, nodes: IntArray) -> Values:
+        return explain_columns(self, cycle, nodes)
 
 
 def _verdicts(

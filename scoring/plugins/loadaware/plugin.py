@@ -13,9 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from scoring.columnar.values import Values
 from scoring.framework import CLOCK, SUCCESS, Cycle, FilterResult, Plugin, Status
 from scoring.plugins.loadaware.args import PLUGIN_NAME, LoadAwareArgs
 from scoring.plugins.loadaware.explain import explain_node
+from scoring.plugins.loadaware.explain_columns import explain_columns
 from scoring.plugins.loadaware.filter import filter_nodes
 from scoring.plugins.loadaware.score import score_nodes
 from scoring.plugins.loadaware.state import IncomingPod, LoadAwareState
@@ -84,6 +86,18 @@ class LoadAwareScheduling(Plugin):
             self.incoming(cycle),
             cycle.now,
             node,
+            filtered=bool(cycle.state.get(f"{self._key}:filtered")),
+            scored=bool(cycle.state.get(f"{self._key}:scored")),
+        )
+
+    def explain_columns(self, cycle: Cycle, nodes: IntArray) -> Values:
+        return explain_columns(
+            self.config,
+            self.weights,
+            self.state(cycle),
+            self.incoming(cycle),
+            cycle.now,
+            nodes,
             filtered=bool(cycle.state.get(f"{self._key}:filtered")),
             scored=bool(cycle.state.get(f"{self._key}:scored")),
         )
