@@ -195,7 +195,7 @@ def test_validation_names_the_field_and_the_rule(
 
 
 def test_duplicate_profile_names_are_refused_and_unknown_plugins_kept() -> None:
-    doc = {
+    doc: dict[str, Any] = {
         "apiVersion": "descheduler/v1alpha2",
         "kind": "DeschedulerConfiguration",
         "profiles": [
