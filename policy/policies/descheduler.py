@@ -1,0 +1,126 @@
+"""koord-descheduler's configuration and koordlet's thresholds: adopted as written, read typed.
+
+A refresh that finds the ConfigMap key stores its text unchanged (a change-log row records
+each new text; the same text again writes nothing). Reading parses it with the engine
+(``scoring.descheduler``), which validates it as koord-descheduler does; an invalid document
+is kept and reported, never rewritten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+from django.db import transaction
+
+from policy.accounts.changes import ChangeContext, record_change
+from policy.clusters.models import Cluster
+from policy.core.choices import ChangeAction
+from policy.policies.models import DeschedulerConfiguration, KoordletThresholdConfig
+from scoring.descheduler import config as descheduler_config
+from scoring.descheduler import slo_thresholds
+from scoring.errors import ConfigurationInvalid, FieldError, InputError
+
+READ_FROM_CLUSTER = "read from the cluster"
+RESOURCE_THRESHOLD_KEY = slo_thresholds.CONFIGMAP_KEY
+
+Adopted = TypeVar("Adopted", DeschedulerConfiguration, KoordletThresholdConfig)
+
+
+def descheduler_place(cluster: Cluster) -> str:
+    c = cluster
+    return (
+        f"{c.descheduler_config_namespace}/{c.descheduler_config_name}:{c.descheduler_config_key}"
+    )
+
+
+def koordlet_place(cluster: Cluster) -> str:
+    return f"{cluster.slo_config_namespace}/{cluster.slo_config_name}:{RESOURCE_THRESHOLD_KEY}"
+
+
+def _adopt(
+    model: type[Adopted], cluster: Cluster, text: str, place: str, read_at: datetime
+) -> Adopted | None:
+    """Store ``text`` as the cluster's row; None when it was already stored as is."""
+    with transaction.atomic():
+        row = model.objects.select_for_update().filter(cluster=cluster).first()
+        if row is not None and row.source == text and row.configmap == place:
+            model.objects.filter(pk=row.pk).update(read_at=read_at)
+            return None
+        before = None if row is None else row.snapshot()
+        if row is None:
+            row = model(cluster=cluster, source=text, configmap=place, read_at=read_at)
+        else:
+            row.source, row.configmap, row.read_at = text, place, read_at
+            row.version += 1
+        row.save()
+        action = ChangeAction.CREATE if before is None else ChangeAction.UPDATE
+        record_change(
+            ChangeContext.system(),
+            row,
+            action,
+            before=before,
+            after=row.snapshot(),
+            message=f"{READ_FROM_CLUSTER} ({place})",
+        )
+        return row
+
+
+def adopt_descheduler(
+    cluster: Cluster, text: str, read_at: datetime
+) -> DeschedulerConfiguration | None:
+    """koord-descheduler's document as the refresh found it."""
+    return _adopt(DeschedulerConfiguration, cluster, text, descheduler_place(cluster), read_at)
+
+
+def adopt_koordlet(
+    cluster: Cluster, text: str, read_at: datetime
+) -> KoordletThresholdConfig | None:
+    """``resource-threshold-config`` as the refresh found it."""
+    return _adopt(KoordletThresholdConfig, cluster, text, koordlet_place(cluster), read_at)
+
+
+@dataclass
+class ParsedDescheduler:
+    """A stored descheduler document read by the engine."""
+
+    row: DeschedulerConfiguration
+    document: Any = None
+    config: descheduler_config.DeschedulerConfiguration | None = None
+    errors: list[FieldError] = field(default_factory=list)
+    unreadable: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return self.config is not None
+
+
+def parse_descheduler(row: DeschedulerConfiguration) -> ParsedDescheduler:
+    parsed = ParsedDescheduler(row)
+    try:
+        parsed.document = descheduler_config.parse_document(row.source, row.configmap)
+        parsed.config = descheduler_config.load(parsed.document)
+    except ConfigurationInvalid as exc:
+        parsed.errors = list(exc.errors)
+    except InputError as exc:
+        parsed.unreadable = str(exc)
+    return parsed
+
+
+def descheduler_of(cluster: Cluster) -> ParsedDescheduler | None:
+    row = DeschedulerConfiguration.objects.filter(cluster=cluster).first()
+    return None if row is None else parse_descheduler(row)
+
+
+def koordlet_of(
+    cluster: Cluster,
+) -> tuple[KoordletThresholdConfig | None, slo_thresholds.ResourceThresholdConfig | None, str]:
+    """The stored row, its parsed strategies (None when unreadable) and why it is unreadable."""
+    row = KoordletThresholdConfig.objects.filter(cluster=cluster).first()
+    if row is None:
+        return None, None, ""
+    try:
+        return row, slo_thresholds.parse(row.source), ""
+    except InputError as exc:
+        return row, None, str(exc)

@@ -1,0 +1,140 @@
+"""koord-descheduler's configuration and koordlet's thresholds as stored from a refresh, read
+over the API: the document as written, LowNodeLoad's dry run on the newest snapshot, and the
+coherence findings of the stack (Koordinator's v1.7 chart with LowNodeLoad enabled)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+
+from policy.accounts.changes import ChangeContext
+from policy.accounts.models import PolicyChange
+from policy.clusters.models import Cluster
+from policy.clusters.services import record_snapshot
+from policy.policies import descheduler
+from policy.policies import services as policies
+from policy.policies.models import DeschedulerConfiguration
+from tests.scoring.test_descheduler import FIXTURES, NOW, cluster
+
+pytestmark = pytest.mark.django_db
+
+SCHEDULER = Path(__file__).parents[1] / "scoring" / "fixtures" / "scheduler-configs"
+CHART = (FIXTURES / "koord-descheduler-config-v1.7.0-lownodeload.yaml").read_text()
+KOORDLET = '{"clusterStrategy": {"enable": true, "memoryEvictThresholdPercent": 70}}'
+
+
+@pytest.fixture
+def stack() -> Cluster:
+    """A cluster as a refresh leaves it: snapshot, scheduler configuration, both documents."""
+    c = Cluster.objects.create(name="stack", kind="demo")
+    record_snapshot(c, cluster(), NOW)
+    text = (SCHEDULER / "koordinator-v1.7.0-v1.yaml").read_text()
+    policies.SchedulerConfigurationService().adopt(c, text, ChangeContext.system())
+    descheduler.adopt_descheduler(c, CHART, NOW)
+    descheduler.adopt_koordlet(c, KOORDLET, NOW)
+    return c
+
+
+@pytest.fixture
+def client(api_client: Any, viewer: User) -> Any:
+    api_client.force_login(viewer)
+    return api_client
+
+
+def test_adoption_keeps_the_text_and_records_only_new_texts(stack: Cluster) -> None:
+    row = DeschedulerConfiguration.objects.get(cluster=stack)
+    assert row.source == CHART
+    assert row.configmap == "koordinator-system/koord-descheduler-config:koord-descheduler-config"
+    assert descheduler.adopt_descheduler(stack, CHART, NOW) is None
+    changed = CHART.replace("memory: 80", "memory: 85")
+    assert descheduler.adopt_descheduler(stack, changed, NOW) is not None
+    row.refresh_from_db()
+    assert row.version == 2 and row.source == changed
+    history = PolicyChange.objects.filter(
+        object_id=row.pk, content_type__model="deschedulerconfiguration"
+    )
+    assert [c.action for c in history.order_by("id")] == ["create", "update"]
+
+
+def test_list_detail_and_render_unchanged(client: Any, stack: Cluster) -> None:
+    listed = client.get("/api/v1/descheduler-configurations/", {"cluster": stack.pk}).json()
+    (item,) = listed["results"]
+    assert item["valid"] and item["lownodeload_enabled"] and item["validation_errors"] == []
+    (pool,) = item["lownodeload"]["node_pools"]
+    assert pool["name"] == "__default_node_pool__"
+    assert pool["high_thresholds"] == {"cpu": 75.0, "memory": 80.0}
+    rendered = client.get(f"/api/v1/descheduler-configurations/{item['id']}/render/").json()
+    assert rendered["text"] == CHART
+    assert (rendered["namespace"], rendered["name"], rendered["key"]) == (
+        "koordinator-system",
+        "koord-descheduler-config",
+        "koord-descheduler-config",
+    )
+
+
+def test_invalid_document_is_kept_and_its_errors_named(client: Any, stack: Cluster) -> None:
+    bad = CHART.replace("cpu: 45", "cpu: 95")
+    descheduler.adopt_descheduler(stack, bad, NOW)
+    item = client.get("/api/v1/descheduler-configurations/", {"cluster": stack.pk}).json()[
+        "results"
+    ][0]
+    assert not item["valid"]
+    assert item["validation_errors"] == [
+        {
+            "field": "profiles[0].pluginConfig[1].args.nodePools[0].lowThresholds[cpu]",
+            "type": "FieldValueInvalid",
+            "detail": "low percentage must be less than or equal to highThresholds",
+        }
+    ]
+    rendered = client.get(f"/api/v1/descheduler-configurations/{item['id']}/render/").json()
+    assert rendered["text"] == bad
+
+
+def test_lownodeload_marks_over_the_nodes_above_high_and_places_their_pods(
+    client: Any, stack: Cluster
+) -> None:
+    body = client.get(f"/api/v1/clusters/{stack.pk}/lownodeload/").json()
+    assert body["enabled"] and body["configuration"]["valid"]
+    states = {n["node"]: n["state"] for n in body["nodes"]}
+    assert states == {"hot": "over", "cold": "under", "warm": "normal", "stale": "skipped"}
+    over = [
+        n["node"]
+        for n in body["nodes"]
+        if any(
+            r["usage"] is not None and r["high"] is not None and r["usage"] > r["high"]
+            for r in n["resources"].values()
+        )
+    ]
+    assert body["over"] == over == ["hot"]
+    (eviction,) = body["evictions"]
+    assert eviction["pod"] == "default/batch" and eviction["node"] == "hot"
+    assert eviction["placed_on"] in ("cold", "warm") and eviction["placement_error"] is None
+
+
+def test_coherence_names_both_planted_contradictions(client: Any, stack: Cluster) -> None:
+    findings = client.get(f"/api/v1/clusters/{stack.pk}/coherence/").json()["findings"]
+    by_rule = {f["rule"]: f for f in findings}
+    loadaware, lownodeload = by_rule["R1"]["values"]
+    assert (loadaware["field"], loadaware["value"]) == ("usageThresholds[memory]", 95)
+    assert "LoadAwareScheduling args" in loadaware["source"]
+    assert lownodeload["value"] == 80.0
+    assert (
+        lownodeload["source"]
+        == "koordinator-system/koord-descheduler-config:koord-descheduler-config"
+    )
+    assert lownodeload["field"] == "profiles[0].pluginConfig[1].args.highThresholds[memory]"
+    _, koordlet = by_rule["R3"]["values"]
+    assert koordlet["value"] == 70
+    assert koordlet["source"] == (
+        "koordinator-system/slo-controller-config:resource-threshold-config (clusterStrategy)"
+    )
+    assert by_rule["R3"]["nodes"] == ["cold", "hot", "stale", "warm"]
+
+
+def test_no_snapshot_is_a_404_naming_the_cluster(client: Any) -> None:
+    empty = Cluster.objects.create(name="empty", kind="demo")
+    response = client.get(f"/api/v1/clusters/{empty.pk}/lownodeload/")
+    assert response.status_code == 404 and "empty" in response.json()["detail"]
