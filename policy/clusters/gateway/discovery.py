@@ -95,8 +95,11 @@ class Access:
         return f"{self.verb} {kind}" + (f" {what}" if what else "")
 
 
-def needed_access(scheduler: ConfigMapKey, slo: ConfigMapKey) -> list[Access]:
-    """What a refresh and a push do (deploy/rbac.yaml grants exactly this)."""
+def needed_access(
+    scheduler: ConfigMapKey, slo: ConfigMapKey, descheduler: ConfigMapKey | None = None
+) -> list[Access]:
+    """What a refresh and a push do (deploy/rbac.yaml grants exactly this); koord-descheduler's
+    ConfigMap is only read."""
     read = [Access(verb, kind.resource, kind.group) for kind in SNAPSHOT_KINDS for verb in READ]
     return [
         *read,
@@ -106,6 +109,11 @@ def needed_access(scheduler: ConfigMapKey, slo: ConfigMapKey) -> list[Access]:
             Access(verb, "configmaps", "", place.namespace, place.name)
             for place in (scheduler, slo)
             for verb in ("get", "update")
+        ),
+        *(
+            [Access("get", "configmaps", "", descheduler.namespace, descheduler.name)]
+            if descheduler is not None
+            else []
         ),
     ]
 
