@@ -115,8 +115,9 @@ def _node(load: lownodeload.NodeLoad) -> dict[str, Any]:
     }
 
 
-def lownodeload_report(cluster: Cluster) -> dict[str, Any]:
-    """What one LowNodeLoad round would do on the newest snapshot (a dry run)."""
+def lownodeload_report(cluster: Cluster, *, place: bool = True) -> dict[str, Any]:
+    """What one LowNodeLoad round would do on the newest snapshot (a dry run); with
+    ``place``, where the scheduler would place each evicted pod now."""
     stored = _newest(cluster)
     parsed = descheduler.descheduler_of(cluster)
     body: dict[str, Any] = {
@@ -167,7 +168,7 @@ def lownodeload_report(cluster: Cluster) -> dict[str, Any]:
     ]
     placed = (
         replacement.place_evicted(side.engine, snapshot, result.evictions, stored.taken_at)
-        if side.engine is not None
+        if side.engine is not None and place
         else []
     )
     body["evictions"] = [
@@ -179,7 +180,8 @@ def lownodeload_report(cluster: Cluster) -> dict[str, Any]:
             "reason": e.reason,
             "placed_on": placed[i].node if placed else None,
             "feasible_nodes": placed[i].feasible if placed else None,
-            "placement_error": placed[i].error if placed else "no scheduler engine",
+            "placement_error": placed[i].error if placed else None,
+            "placed": bool(placed),
         }
         for i, e in enumerate(result.evictions)
     ]

@@ -138,3 +138,34 @@ def test_no_snapshot_is_a_404_naming_the_cluster(client: Any) -> None:
     empty = Cluster.objects.create(name="empty", kind="demo")
     response = client.get(f"/api/v1/clusters/{empty.pk}/lownodeload/")
     assert response.status_code == 404 and "empty" in response.json()["detail"]
+
+
+def test_dashboard_panel_beside_loadaware(stack: Cluster, viewer: User) -> None:
+    from django.test import Client
+
+    client = Client()
+    client.force_login(viewer)
+    page = client.get(f"/?cluster={stack.pk}")
+    assert page.status_code == 200
+    html = page.content.decode()
+    panel = html[html.index('id="lownodeload-heading"') : html.index('id="util-heading"')]
+    assert "1 over, 1 normal, 1 under, 1 skipped" in panel
+    assert ">hot</a>" in panel
+    assert "R1 (error)" in panel and "R3 (error)" in panel
+    assert "koord-scheduler LoadAwareScheduling: usageThresholds[memory] = 95" in panel
+    assert "koordlet BEMemoryEvict: clusterStrategy.memoryEvictThresholdPercent = 70" in panel
+    row = DeschedulerConfiguration.objects.get(cluster=stack)
+    assert f"/api/v1/descheduler-configurations/{row.pk}/" in panel
+
+
+def test_dashboard_says_when_lownodeload_is_off(stack: Cluster, viewer: User) -> None:
+    from django.test import Client
+
+    descheduler.adopt_descheduler(
+        stack, (FIXTURES / "koord-descheduler-config-v1.7.0.yaml").read_text(), NOW
+    )
+    client = Client()
+    client.force_login(viewer)
+    html = client.get(f"/?cluster={stack.pk}").content.decode()
+    assert "Not enabled: no profile of" in html
+    assert "R3 (error)" in html and "R1 (error)" not in html
