@@ -34,10 +34,15 @@ from scoring.descheduler.config import MigrationSettings
 from scoring.descheduler.detector import Detector, bypassed, rounds_to_anomaly
 from scoring.descheduler.evictability import ANNOTATION_EVICTION_COST, filter_reason
 from scoring.descheduler.nodefit import fit_reasons, selector_mask
-from scoring.objects import Node, Pod
+from scoring.objects import Node, ObjectError, Pod
 from scoring.plugins.loadaware import gojson
 from scoring.plugins.loadaware.estimator import ANNOTATION_RAW_ALLOCATABLE
-from scoring.plugins.loadaware.nodemetric import ParsedMetric, parse_node_metric, seconds_duration
+from scoring.plugins.loadaware.nodemetric import (
+    ParsedMetric,
+    amount,
+    parse_node_metric,
+    seconds_duration,
+)
 from scoring.plugins.loadaware.priority import BATCH, FREE, LABEL_QOS, MID, PROD, priority_class
 from scoring.snapshot import Snapshot
 
@@ -161,18 +166,16 @@ def _expired(metric: ParsedMetric, now_ns: int, expiration_seconds: int) -> bool
 def _pod_usages(
     snapshot: Snapshot, node: str, resources: Sequence[str]
 ) -> list[tuple[str, str, Amounts]]:
-    """Every ``podsMetric`` entry, duplicates included (``getNodeUsage`` sums them all)."""
+    """Every ``podsMetric`` entry, duplicates included (``getNodeUsage`` sums them all); the
+    NodeMetric was checked whole by :func:`_metric` first."""
     obj = snapshot.node_metrics.get(node) or {}
-    entries = ((obj.get("status") or {}).get("podsMetric")) or []
     out = []
-    for entry in entries:
+    for entry in (obj.get("status") or {}).get("podsMetric") or ():
         if not isinstance(entry, Mapping):
             continue
-        single = {"status": {"podsMetric": [entry], "updateTime": None}}
-        parsed = parse_node_metric(single, resources)
-        key = (str(entry.get("namespace") or ""), str(entry.get("name") or ""))
-        vector = parsed.pod_usages.get(key, (0,) * len(resources))
-        out.append((key[0], key[1], dict(zip(resources, vector, strict=True))))
+        listed = (entry.get("podUsage") or {}).get("resources") or {}
+        usage = {name: amount(name, listed[name]) if name in listed else 0 for name in resources}
+        out.append((str(entry.get("namespace") or ""), str(entry.get("name") or ""), usage))
     return out
 
 
@@ -333,7 +336,11 @@ def _measure(
     load = NodeLoad(
         node.name, pool_name, SKIPPED, "", allocatable=allocatable, allocatable_source=source
     )
-    metric = _metric(snapshot, node.name, resources)
+    try:
+        metric = _metric(snapshot, node.name, resources)
+    except ObjectError as exc:
+        load.category = f"NodeMetric unreadable: {exc}"
+        return load, {}
     if metric is None:
         load.category = "no NodeMetric"
         return load, {}

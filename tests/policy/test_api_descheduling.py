@@ -169,3 +169,20 @@ def test_dashboard_says_when_lownodeload_is_off(stack: Cluster, viewer: User) ->
     html = client.get(f"/?cluster={stack.pk}").content.decode()
     assert "Not enabled: no profile of" in html
     assert "R3 (error)" in html and "R1 (error)" not in html
+
+
+def test_demo_cluster_carries_the_charts_documents(client: Any, demo_snapshot: Any) -> None:
+    from policy.policies import koordinator_chart
+    from policy.policies.demo import seed_demo_policies
+
+    fixture = CHART.split("\n", 2)[2]  # the file's two comment lines aside
+    assert koordinator_chart.DESCHEDULER_CONFIG == fixture
+    shipped = (FIXTURES / "slo-controller-config-v1.7.0.json").read_text()
+    assert koordinator_chart.RESOURCE_THRESHOLD_CONFIG == shipped
+    cluster_id = demo_snapshot.cluster_id
+    assert seed_demo_policies(Cluster.objects.get(pk=cluster_id))
+    body = client.get(f"/api/v1/clusters/{cluster_id}/lownodeload/").json()
+    assert body["enabled"] and body["configuration"]["valid"]
+    assert len(body["nodes"]) == 12
+    rules = {f["rule"] for f in body["findings"]}
+    assert {"R1", "R3"} <= rules
