@@ -10,7 +10,14 @@ import pytest
 
 from scoring.config.loader import load_configuration
 from scoring.descheduler import coherence, config, lownodeload, replacement, slo_thresholds
-from scoring.descheduler.args import DEFAULT_POOL, AnomalyCondition, load_args
+from scoring.descheduler.args import (
+    DEFAULT_POOL,
+    AnomalyCondition,
+    LowNodeLoadArgs,
+    NodePool,
+    load_args,
+    validate_args,
+)
 from scoring.descheduler.detector import ANOMALY, OK, Detector
 from scoring.engine import Engine
 from scoring.errors import ConfigurationInvalid
@@ -372,3 +379,53 @@ def test_low_key_without_high_is_a_zero_high_threshold() -> None:
     assert cfg.lownodeload is not None
     result = lownodeload.balance(snapshot(), cfg.lownodeload, now_ns=NOW_NS)
     assert result.nodes["warm"].high["pods"] == 0
+
+
+# Upstream vectors: validation_loadaware_test.go (TestValidateLowLoadUtilizationArgs_*), run on
+# the internal args as ValidateLowLoadUtilizationArgs sees them (after defaulting).
+@pytest.mark.parametrize(
+    ("number", "bad"), [(10, False), (5, False), (0, False), (-1, True), (-5, True)]
+)
+def test_upstream_number_of_nodes(number: int, bad: bool) -> None:
+    errors = validate_args(LowNodeLoadArgs(number_of_nodes=number))
+    assert [e.detail for e in errors] == (["must be greater than or equal to 0"] if bad else [])
+
+
+@pytest.mark.parametrize(
+    ("include", "exclude", "bad"),
+    [
+        (["namespace1"], [], False),
+        ([], ["namespace1"], False),
+        (["namespace1", "namespace2"], [], False),
+        (["namespace1"], ["namespace2"], True),
+        (["namespace1", "namespace11"], ["namespace2"], True),
+        (["namespace1"], ["namespace2", "namespace22"], True),
+    ],
+)
+def test_upstream_evictable_namespaces(include: list[str], exclude: list[str], bad: bool) -> None:
+    args = LowNodeLoadArgs(evictable_include=tuple(include), evictable_exclude=tuple(exclude))
+    details = [e.detail for e in validate_args(args)]
+    assert details == (["only one of Include/Exclude namespaces can be set"] if bad else [])
+
+
+@pytest.mark.parametrize(
+    ("high", "low", "anomaly", "bad"),
+    [
+        (100, 90, None, False),
+        (0, 0, None, False),
+        (0, -1, None, True),
+        (100, -10, None, True),
+        (-10, -100, None, True),
+        (100, 50, (5, 3), False),
+        (100, 50, (0, 3), True),
+        (100, 50, (5, 0), True),
+    ],
+)
+def test_upstream_node_pool_thresholds(
+    high: int, low: int, anomaly: tuple[int, int] | None, bad: bool
+) -> None:
+    condition = AnomalyCondition() if anomaly is None else AnomalyCondition(0, *anomaly)
+    pool = NodePool(
+        "pool", None, False, {"cpu": float(low)}, {"cpu": float(high)}, None, None, {}, condition
+    )
+    assert bool(validate_args(LowNodeLoadArgs(node_pools=(pool,)))) == bad
