@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import django_filters
+from django.contrib.contenttypes.models import ContentType
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
@@ -15,13 +16,18 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from policy.accounts.roles import IsViewer
+from policy.accounts.changes import ChangeContext
+from policy.accounts.models import PolicyChange
+from policy.accounts.roles import CanEditPolicy, IsViewer
+from policy.api import concurrency
+from policy.api.errors import PolicyValidationError
 from policy.api.strict import ModelSerializer
 from policy.clusters.models import Cluster
 from policy.decisions import descheduling
 from policy.policies import descheduler
 from policy.policies.models import DeschedulerConfiguration
 from scoring.descheduler.args import LowNodeLoadArgs
+from scoring.errors import TYPE_INVALID
 
 
 def _args_summary(args: LowNodeLoadArgs | None) -> dict[str, Any] | None:
@@ -130,7 +136,84 @@ class DeschedulerRenderSerializer(serializers.Serializer[Any]):
     text = serializers.CharField(help_text="The ConfigMap key's text, exactly as stored.")
 
 
-class DeschedulerConfigurationViewSet(viewsets.ReadOnlyModelViewSet[DeschedulerConfiguration]):
+class LowNodeLoadArgsSerializer(serializers.Serializer[Any]):
+    configuration = serializers.IntegerField()
+    version = serializers.IntegerField()
+    edited = serializers.BooleanField(help_text="Changed here and not pushed yet.")
+    args = serializers.JSONField(help_text="LowNodeLoad's args as written in the document.")
+
+
+def _args_body(row: DeschedulerConfiguration) -> dict[str, Any]:
+    return {
+        "configuration": row.pk,
+        "version": row.version,
+        "edited": row.edited,
+        "args": descheduler.lownodeload_args(row),
+    }
+
+
+class DeschedulerEditMixin(viewsets.GenericViewSet[DeschedulerConfiguration]):
+    """``lownodeload-args/``: LowNodeLoad's args as written; PATCH (editors, If-Match) merges
+    a JSON merge patch into them, validated as koord-descheduler loads the document; only the
+    patched leaves change, and the next push writes the document. ``history/``."""
+
+    @extend_schema(request=serializers.JSONField, responses=LowNodeLoadArgsSerializer)
+    @action(
+        detail=True,
+        methods=["get", "patch"],
+        url_path="lownodeload-args",
+        url_name="lownodeload-args",
+        permission_classes=[CanEditPolicy],
+    )
+    def lownodeload_args(self, request: Request, pk: str | None = None) -> Response:
+        row = self.get_object()
+        if request.method == "PATCH":
+            if not isinstance(request.data, dict):
+                raise PolicyValidationError(
+                    {"errors": [{"field": "", "type": TYPE_INVALID,
+                                 "detail": "expected a JSON object of LowNodeLoadArgs fields"}]}
+                )  # fmt: skip
+            expected = concurrency.expected_version(request, row.version)
+            try:
+                row = descheduler.edit_lownodeload_args(
+                    row.pk, request.data, expected, ChangeContext.from_request(request)
+                )
+            except descheduler.StaleVersion as exc:
+                raise concurrency.stale(exc.current) from None
+            except descheduler.EditInvalid as exc:
+                raise PolicyValidationError({"errors": [e.to_dict() for e in exc.errors]}) from None
+        body = LowNodeLoadArgsSerializer(_args_body(row)).data
+        return Response(body, headers={"ETag": concurrency.etag(row.version)})
+
+    @action(detail=True, methods=["get"], url_path="history", url_name="history")
+    def history(self, request: Request, pk: str | None = None) -> Response:
+        """Every recorded change of this document, newest first, with the text before and after."""
+        row = self.get_object()
+        changes = PolicyChange.objects.filter(
+            content_type=ContentType.objects.get_for_model(DeschedulerConfiguration),
+            object_id=row.pk,
+        ).order_by("-time", "-id")
+        return Response(
+            [
+                {
+                    "id": c.pk,
+                    "time": c.time,
+                    "action": c.action,
+                    "source": c.source,
+                    "user": c.user_name,
+                    "version": c.object_version,
+                    "message": c.message,
+                    "before": c.prechange_data,
+                    "after": c.postchange_data,
+                }
+                for c in changes
+            ]
+        )
+
+
+class DeschedulerConfigurationViewSet(
+    DeschedulerEditMixin, viewsets.ReadOnlyModelViewSet[DeschedulerConfiguration]
+):
     """koord-descheduler's configuration of each cluster, read from its ConfigMap on refresh
     and kept as written."""
 

@@ -8,16 +8,20 @@ is kept and reported, never rewritten.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
+import yaml
 from django.db import transaction
 
 from policy.accounts.changes import ChangeContext, record_change
 from policy.clusters.models import Cluster
 from policy.core.choices import ChangeAction
 from policy.policies.models import DeschedulerConfiguration, KoordletThresholdConfig
+from scoring import field_errors as fe
 from scoring.descheduler import config as descheduler_config
 from scoring.descheduler import slo_thresholds
 from scoring.errors import ConfigurationInvalid, FieldError, InputError
@@ -45,6 +49,8 @@ def _adopt(
     """Store ``text`` as the cluster's row; None when it was already stored as is."""
     with transaction.atomic():
         row = model.objects.select_for_update().filter(cluster=cluster).first()
+        if isinstance(row, DeschedulerConfiguration) and row.edited:
+            return None  # edited here and not pushed yet: the push writes it, not the refresh
         if row is not None and row.source == text and row.configmap == place:
             model.objects.filter(pk=row.pk).update(read_at=read_at)
             return None
@@ -124,3 +130,108 @@ def koordlet_of(
         return row, slo_thresholds.parse(row.source), ""
     except InputError as exc:
         return row, None, str(exc)
+
+
+# -- editing LowNodeLoad's args -----------------------------------------------------------------
+
+EDITED = "LowNodeLoad args edited"
+PUSHED = "written to the cluster"
+
+
+class EditInvalid(Exception):
+    """The edit would leave a document koord-descheduler refuses; nothing was saved."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__("; ".join(str(e) for e in errors))
+        self.errors = errors
+
+
+class StaleVersion(Exception):
+    def __init__(self, current: int) -> None:
+        super().__init__(f"the object is at version {current}")
+        self.current = current
+
+
+def _merge(target: dict[str, Any], patch: Mapping[str, Any]) -> None:
+    """JSON merge patch (RFC 7386): null deletes a key, objects merge, the rest replaces."""
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(target.get(key), dict):
+            _merge(target[key], value)
+        else:
+            target[key] = copy.deepcopy(value)
+
+
+def _lownodeload_entry(document: Any) -> dict[str, Any] | None:
+    """LowNodeLoad's ``args`` in the profile that enables it (else any profile's entry)."""
+    entries = [
+        (profile, entry)
+        for profile in (document.get("profiles") or [])
+        if isinstance(profile, dict)
+        for entry in (profile.get("pluginConfig") or [])
+        if isinstance(entry, dict) and entry.get("name") == "LowNodeLoad"
+    ]
+    if not entries:
+        return None
+    entry = entries[0][1]
+    if not isinstance(entry.get("args"), dict):
+        entry["args"] = {}
+    args: dict[str, Any] = entry["args"]
+    return args
+
+
+def lownodeload_args(row: DeschedulerConfiguration) -> Mapping[str, Any] | None:
+    """LowNodeLoad's args as written (None: no ``pluginConfig`` entry for it)."""
+    document = descheduler_config.parse_document(row.source, row.configmap)
+    return _lownodeload_entry(document) if isinstance(document, dict) else None
+
+
+def edit_lownodeload_args(
+    row_id: int, patch: Mapping[str, Any], expected_version: int | None, ctx: ChangeContext
+) -> DeschedulerConfiguration:
+    """Merge ``patch`` into LowNodeLoad's args as written; the document is validated as
+    koord-descheduler loads it, and only the patched leaves change (the other fields, the
+    plugins schedboard does not model, stay as they were)."""
+    with transaction.atomic():
+        row = DeschedulerConfiguration.objects.select_for_update().get(pk=row_id)
+        if expected_version is not None and row.version != expected_version:
+            raise StaleVersion(row.version)
+        document = descheduler_config.parse_document(row.source, row.configmap)
+        args = _lownodeload_entry(document) if isinstance(document, dict) else None
+        if args is None:
+            raise EditInvalid(
+                [
+                    fe.required(
+                        "pluginConfig[LowNodeLoad]",
+                        "the document has no LowNodeLoad pluginConfig entry to edit",
+                    )
+                ]
+            )
+        _merge(args, patch)
+        try:
+            descheduler_config.load(document)
+        except ConfigurationInvalid as exc:
+            raise EditInvalid(list(exc.errors)) from None
+        before = row.snapshot()
+        row.source = yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
+        row.edited = True
+        row.version += 1
+        row.save()
+        record_change(
+            ctx, row, ChangeAction.UPDATE, before=before, after=row.snapshot(), message=EDITED
+        )
+        return row
+
+
+def mark_pushed(cluster: Cluster, text: str) -> None:
+    """The push wrote ``text``: the next refresh reads what the cluster holds again."""
+    DeschedulerConfiguration.objects.filter(cluster=cluster, source=text, edited=True).update(
+        edited=False
+    )
+
+
+def text_to_push(cluster: Cluster) -> str | None:
+    """The document a push writes: the stored one when it was edited here, else nothing."""
+    row = DeschedulerConfiguration.objects.filter(cluster=cluster, edited=True).first()
+    return None if row is None else row.source

@@ -51,14 +51,15 @@ class PushPlan:
     config: gw.Plan = field(default_factory=gw.Plan)
     nodes: gw.Plan = field(default_factory=gw.Plan)
     slo: gw.Plan = field(default_factory=gw.Plan)
+    descheduler: gw.Plan = field(default_factory=gw.Plan)
 
     @property
     def changes(self) -> list[Change]:
-        return [*self.config, *self.nodes, *self.slo]
+        return [*self.config, *self.nodes, *self.slo, *self.descheduler]
 
     @property
     def notes(self) -> list[str]:
-        return [*self.config.notes, *self.nodes.notes, *self.slo.notes]
+        return [*self.config.notes, *self.nodes.notes, *self.slo.notes, *self.descheduler.notes]
 
     def owned_after(self, before: Owned, collect_fields: frozenset[str] | None = None) -> Owned:
         """Ownership once applied; ``collect_fields``: the cluster-wide collect fields it
@@ -160,6 +161,15 @@ class KubeTarget:
                 same=gw.same_document,
             )
         plan.nodes = gw.plan_node_annotations(self.conn, desired.annotations, owned.nodes)
+        if desired.descheduler_config is not None:
+            plan.descheduler = gw.plan_configmap_key(
+                self.conn,
+                c.descheduler_config_namespace,
+                c.descheduler_config_name,
+                c.descheduler_config_key,
+                desired.descheduler_config,
+                same=gw.same_document,
+            )
         if desired.manage_slo:
             plan.slo = gw.plan_slo_colocation(
                 self.conn,
@@ -214,6 +224,19 @@ class KubeTarget:
                 applied += slo.applied
                 notes += slo.notes
                 configs_owned = slo.owned if slo.owned is not None else configs_owned
+            if desired.descheduler_config is not None:
+                written = gw.apply_configmap_key(
+                    self.conn,
+                    c.descheduler_config_namespace,
+                    c.descheduler_config_name,
+                    c.descheduler_config_key,
+                    desired.descheduler_config,
+                    plan=plan.descheduler,
+                    on_write=on_write,
+                    same=gw.same_document,
+                )
+                applied += written.applied
+                notes += plan.descheduler.notes
         except GatewayError as exc:
             raise PushFailed(exc, applied) from None
         collect = desired.collect_fields if desired.manage_slo else owned.collect_fields

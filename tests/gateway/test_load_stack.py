@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from django.contrib.auth.models import User
 
 from policy.clusters.gateway.connection import Connection
 from policy.clusters.models import Cluster
 from policy.policies.models import DeschedulerConfiguration, KoordletThresholdConfig
 from policy.sync import services as sync_services
+from scoring.config.dump import leaves
 from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces, seed
 from tests.scoring.builders import make_node
 
@@ -115,3 +117,52 @@ def test_refresh_adopts_the_stack_and_finds_its_contradictions(
     }
     assert exceeding == {names["hot"]}
     assert {name for name, node in ours.items() if node["state"] == "over"} == exceeding
+
+
+@pytest.mark.django_db
+def test_one_field_lownodeload_edit_pushes_exactly_that_leaf(
+    kube: KubeServer,
+    admin: Connection,
+    unique: Callable[[str], str],
+    run_on_commit: Any,
+    push_now: Callable[[Cluster], Any],
+    api_client: Any,
+    editor: User,
+) -> None:
+    ensure_namespaces(admin, [NAMESPACE])
+    name = unique("desched")
+    create(admin, _configmap(name, {"koord-descheduler-config": DESCHEDULER}))
+    cluster = Cluster.objects.create(
+        name=unique("edit"),
+        kind="kubeconfig",
+        kubeconfig_path=str(kube.kubeconfig),
+        kubeconfig_context="admin",
+        scheduler_config_name=unique("absent"),
+        slo_config_name=unique("absent"),
+        descheduler_config_name=name,
+    )
+    with run_on_commit():
+        refresh = sync_services.refresh(cluster)
+    refresh.refresh_from_db()
+    assert refresh.status == "succeeded", refresh.log
+    row = DeschedulerConfiguration.objects.get(cluster=cluster)
+    api_client.force_login(editor)
+    url = f"/api/v1/descheduler-configurations/{row.pk}/lownodeload-args/"
+    response = api_client.patch(
+        url, {"highThresholds": {"memory": 90}}, format="json", HTTP_IF_MATCH='W/"1"'
+    )
+    assert response.status_code == 200, response.content
+
+    def live() -> dict[str, Any]:
+        configmap = admin.request("GET", f"/api/v1/namespaces/{NAMESPACE}/configmaps/{name}")
+        return dict(leaves(yaml.safe_load(configmap["data"]["koord-descheduler-config"])))
+
+    before = live()
+    job = push_now(cluster)
+    assert job.status == "succeeded", job.log
+    after = live()
+    changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+    assert changed == {"profiles[0].pluginConfig[1].args.highThresholds.memory"}
+    assert after["profiles[0].pluginConfig[1].args.highThresholds.memory"] == 90
+    row.refresh_from_db()
+    assert not row.edited

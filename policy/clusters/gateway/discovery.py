@@ -98,8 +98,7 @@ class Access:
 def needed_access(
     scheduler: ConfigMapKey, slo: ConfigMapKey, descheduler: ConfigMapKey | None = None
 ) -> list[Access]:
-    """What a refresh and a push do (deploy/rbac.yaml grants exactly this); koord-descheduler's
-    ConfigMap is only read."""
+    """What a refresh and a push do (deploy/rbac.yaml grants exactly this)."""
     read = [Access(verb, kind.resource, kind.group) for kind in SNAPSHOT_KINDS for verb in READ]
     return [
         *read,
@@ -111,9 +110,9 @@ def needed_access(
             for verb in ("get", "update")
         ),
         *(
-            [Access("get", "configmaps", "", descheduler.namespace, descheduler.name)]
+            Access(verb, "configmaps", "", descheduler.namespace, descheduler.name)
+            for verb in (("get", "update") if descheduler is not None else ())
             if descheduler is not None
-            else []
         ),
     ]
 

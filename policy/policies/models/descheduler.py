@@ -17,10 +17,15 @@ from policy.core.models import VersionedModel
 class DeschedulerConfiguration(VersionedModel):
     """koord-descheduler's configuration, adopted from its ConfigMap on refresh."""
 
-    SNAPSHOT_FIELDS = ("cluster", "source", "configmap")
+    SNAPSHOT_FIELDS = ("cluster", "source", "configmap", "edited")
 
     cluster = models.OneToOneField(
         Cluster, on_delete=models.CASCADE, related_name="descheduler_configuration"
+    )
+    edited = models.BooleanField(
+        default=False,
+        help_text="Changed in schedboard since it was read: a refresh leaves it, a push "
+        "writes it to the ConfigMap.",
     )
     source = models.TextField(help_text="The ConfigMap key's text, exactly as written.")
     configmap = models.CharField(max_length=600, help_text="namespace/name:key it was read from.")
