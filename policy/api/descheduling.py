@@ -185,6 +185,35 @@ class DeschedulerEditMixin(viewsets.GenericViewSet[DeschedulerConfiguration]):
         body = LowNodeLoadArgsSerializer(_args_body(row)).data
         return Response(body, headers={"ETag": concurrency.etag(row.version)})
 
+    @extend_schema(
+        request=serializers.JSONField,
+        responses=OpenApiResponse(
+            description="The nodes above high before and after, and the coherence findings "
+            "the edit resolves or creates; nothing is saved."
+        ),
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="lownodeload-args/preview",
+        url_name="lownodeload-args-preview",
+        permission_classes=[IsViewer],
+    )
+    def preview(self, request: Request, pk: str | None = None) -> Response:
+        """The impact of a LowNodeLoad args merge patch on the newest snapshot."""
+        row = self.get_object()
+        if not isinstance(request.data, dict):
+            raise PolicyValidationError(
+                {"errors": [{"field": "", "type": TYPE_INVALID,
+                             "detail": "expected a JSON object of LowNodeLoadArgs fields"}]}
+            )  # fmt: skip
+        try:
+            return Response(descheduling.preview_edit(row.cluster, row, request.data))
+        except descheduler.EditInvalid as exc:
+            raise PolicyValidationError({"errors": [e.to_dict() for e in exc.errors]}) from None
+        except descheduling.NoSnapshot as exc:
+            raise NotFound(str(exc)) from None
+
     @action(detail=True, methods=["get"], url_path="history", url_name="history")
     def history(self, request: Request, pk: str | None = None) -> Response:
         """Every recorded change of this document, newest first, with the text before and after."""

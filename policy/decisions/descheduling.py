@@ -7,6 +7,7 @@ the newest snapshot, taken as "now" the time it was read — and lays the answer
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,4 +215,38 @@ def coherence_report(cluster: Cluster) -> dict[str, Any]:
         "snapshot": {"id": stored.pk, "taken_at": stored.taken_at},
         "annotation": ANNOTATION_USAGE_THRESHOLDS,
         "findings": [f.to_dict() for f in findings],
+    }
+
+
+def _finding_keys(findings: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Findings by (rule, summary): an edit that moves a value changes its summary."""
+    return {(f["rule"], f["summary"]): f for f in findings}
+
+
+def preview_edit(cluster: Cluster, row: Any, patch: Mapping[str, Any]) -> dict[str, Any]:
+    """What a LowNodeLoad args edit would change on the newest snapshot, before it is saved:
+    the nodes above high before and after, and the findings it resolves or creates.
+    :class:`descheduler.EditInvalid` when koord-descheduler would refuse the result."""
+    _, after_config = descheduler.patched(row, patch)
+    before_config = descheduler.parse_descheduler(row).config
+    stored = _newest(cluster)
+    snapshot = snapshot_for(stored)
+    side = scheduler_side(cluster)
+
+    def over(config: Any) -> list[str]:
+        if config is None or config.lownodeload is None:
+            return []
+        return lownodeload.balance(
+            snapshot, config.lownodeload, config.migration, now_ns=_now_ns(stored)
+        ).over
+
+    before = _finding_keys([f.to_dict() for f in _findings(cluster, snapshot, side, before_config)])
+    after = _finding_keys([f.to_dict() for f in _findings(cluster, snapshot, side, after_config)])
+    return {
+        "cluster": cluster.pk,
+        "snapshot": {"id": stored.pk, "taken_at": stored.taken_at},
+        "over_before": over(before_config),
+        "over_after": over(after_config),
+        "resolves": [f for key, f in before.items() if key not in after],
+        "creates": [f for key, f in after.items() if key not in before],
     }

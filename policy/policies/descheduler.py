@@ -187,6 +187,29 @@ def lownodeload_args(row: DeschedulerConfiguration) -> Mapping[str, Any] | None:
     return _lownodeload_entry(document) if isinstance(document, dict) else None
 
 
+def patched(
+    row: DeschedulerConfiguration, patch: Mapping[str, Any]
+) -> tuple[Any, descheduler_config.DeschedulerConfiguration]:
+    """The document with ``patch`` merged into LowNodeLoad's args, and what koord-descheduler
+    loads from it; :class:`EditInvalid` when it would refuse it. Nothing is saved."""
+    document = descheduler_config.parse_document(row.source, row.configmap)
+    args = _lownodeload_entry(document) if isinstance(document, dict) else None
+    if args is None:
+        raise EditInvalid(
+            [
+                fe.required(
+                    "pluginConfig[LowNodeLoad]",
+                    "the document has no LowNodeLoad pluginConfig entry to edit",
+                )
+            ]
+        )
+    _merge(args, patch)
+    try:
+        return document, descheduler_config.load(document)
+    except ConfigurationInvalid as exc:
+        raise EditInvalid(list(exc.errors)) from None
+
+
 def edit_lownodeload_args(
     row_id: int, patch: Mapping[str, Any], expected_version: int | None, ctx: ChangeContext
 ) -> DeschedulerConfiguration:
@@ -197,22 +220,7 @@ def edit_lownodeload_args(
         row = DeschedulerConfiguration.objects.select_for_update().get(pk=row_id)
         if expected_version is not None and row.version != expected_version:
             raise StaleVersion(row.version)
-        document = descheduler_config.parse_document(row.source, row.configmap)
-        args = _lownodeload_entry(document) if isinstance(document, dict) else None
-        if args is None:
-            raise EditInvalid(
-                [
-                    fe.required(
-                        "pluginConfig[LowNodeLoad]",
-                        "the document has no LowNodeLoad pluginConfig entry to edit",
-                    )
-                ]
-            )
-        _merge(args, patch)
-        try:
-            descheduler_config.load(document)
-        except ConfigurationInvalid as exc:
-            raise EditInvalid(list(exc.errors)) from None
+        document, _ = patched(row, patch)
         before = row.snapshot()
         row.source = yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
         row.edited = True

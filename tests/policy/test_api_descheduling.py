@@ -254,3 +254,23 @@ def test_viewers_read_the_args_but_cannot_edit(client: Any, stack: Cluster) -> N
     assert client.get(url).status_code == 200
     denied = client.patch(url, {"dryRun": True}, format="json", HTTP_IF_MATCH="*")
     assert denied.status_code == 403
+
+
+def test_preview_says_which_findings_an_edit_resolves_or_creates(
+    client: Any, stack: Cluster
+) -> None:
+    row = DeschedulerConfiguration.objects.get(cluster=stack)
+    url = f"/api/v1/descheduler-configurations/{row.pk}/lownodeload-args/preview/"
+    body = client.post(url, {"highThresholds": {"memory": 96}}, format="json").json()
+    assert body["over_before"] == ["hot"] and body["over_after"] == []
+    # R1 (95 > 80) goes; R2 (95 < 96) comes; R4 stays, with LowNodeLoad's new value.
+    assert sorted(f["rule"] for f in body["resolves"]) == ["R1", "R4"]
+    created = {f["rule"]: f for f in body["creates"]}
+    assert sorted(created) == ["R2", "R4"]
+    assert created["R2"]["values"][1]["value"] == 96.0
+    assert created["R4"]["values"][1]["value"] == 96.0
+    row.refresh_from_db()
+    assert row.version == 1 and row.source == CHART  # nothing saved
+    refused = client.post(url, {"lowThresholds": {"cpu": 99}}, format="json")
+    assert refused.status_code == 400
+    assert refused.json()["errors"][0]["field"].endswith("lowThresholds[cpu]")
