@@ -182,8 +182,12 @@ def _lownodeload_entry(document: Any) -> dict[str, Any] | None:
 
 
 def lownodeload_args(row: DeschedulerConfiguration) -> Mapping[str, Any] | None:
-    """LowNodeLoad's args as written (None: no ``pluginConfig`` entry for it)."""
-    document = descheduler_config.parse_document(row.source, row.configmap)
+    """LowNodeLoad's args as written (None: no ``pluginConfig`` entry for it, or a document
+    that cannot be read)."""
+    try:
+        document = descheduler_config.parse_document(row.source, row.configmap)
+    except InputError:
+        return None
     return _lownodeload_entry(document) if isinstance(document, dict) else None
 
 
@@ -192,7 +196,10 @@ def patched(
 ) -> tuple[Any, descheduler_config.DeschedulerConfiguration]:
     """The document with ``patch`` merged into LowNodeLoad's args, and what koord-descheduler
     loads from it; :class:`EditInvalid` when it would refuse it. Nothing is saved."""
-    document = descheduler_config.parse_document(row.source, row.configmap)
+    try:
+        document = descheduler_config.parse_document(row.source, row.configmap)
+    except InputError as exc:
+        raise EditInvalid([FieldError("", "Unreadable", str(exc))]) from None
     args = _lownodeload_entry(document) if isinstance(document, dict) else None
     if args is None:
         raise EditInvalid(

@@ -24,6 +24,7 @@ field is an error naming it.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -126,6 +127,14 @@ class _Decoder:
         self.type_error(path, value, "an integer")
         return None
 
+    def bounded(self, value: Any, path: str, bits: int) -> int | None:
+        """A Go intN: a value outside its range fails to decode."""
+        number = self.integer(value, path)
+        if number is not None and not -(2 ** (bits - 1)) <= number < 2 ** (bits - 1):
+            self.type_error(path, number, f"an int{bits}")
+            return None
+        return number
+
     def duration(self, value: Any, path: str) -> int | None:
         if value is None:
             return None
@@ -146,7 +155,7 @@ class _Decoder:
             return None
         out: Thresholds = {}
         for name, pct in value.items():
-            if isinstance(pct, bool) or not isinstance(pct, int | float):
+            if isinstance(pct, bool) or not isinstance(pct, int | float) or not math.isfinite(pct):
                 self.type_error(fe.key(path, str(name)), pct, "a number")
                 continue
             out[str(name)] = float(pct)
@@ -341,7 +350,7 @@ def decode_args(raw: Mapping[str, Any] | None, path: str = "") -> LowNodeLoadArg
     args = LowNodeLoadArgs(
         paused=bool(dec.boolean(obj.get("paused"), at("paused"))),
         dry_run=bool(dec.boolean(obj.get("dryRun"), at("dryRun"))),
-        number_of_nodes=dec.integer(obj.get("numberOfNodes"), at("numberOfNodes")) or 0,
+        number_of_nodes=dec.bounded(obj.get("numberOfNodes"), at("numberOfNodes"), 32) or 0,
         node_metric_expiration_seconds=DEFAULT_NODE_METRIC_EXPIRATION_SECONDS
         if expiration is None
         else expiration,

@@ -191,6 +191,8 @@ def test_pools_inherit_nil_maps_and_zero_counts_but_not_the_deviation_flag() -> 
             "node percentage must be greater than or equal to prodHighThresholds",
         ),
         ({"highThreshold": {"cpu": 1}}, "highThreshold", 'unknown field "highThreshold"'),
+        ({"highThresholds": {"cpu": float("inf")}}, "highThresholds[cpu]", "expected a number"),
+        ({"numberOfNodes": 2**31}, "numberOfNodes", "expected an int32"),
     ],
 )
 def test_validation_names_the_field_and_the_rule(
