@@ -7,6 +7,7 @@ from typing import Any
 
 import django_filters
 from django.contrib.contenttypes.models import ContentType
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
@@ -157,7 +158,7 @@ class DeschedulerEditMixin(viewsets.GenericViewSet[DeschedulerConfiguration]):
     a JSON merge patch into them, validated as koord-descheduler loads the document; only the
     patched leaves change, and the next push writes the document. ``history/``."""
 
-    @extend_schema(request=serializers.JSONField, responses=LowNodeLoadArgsSerializer)
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=LowNodeLoadArgsSerializer)
     @action(
         detail=True,
         methods=["get", "patch"],
@@ -186,7 +187,7 @@ class DeschedulerEditMixin(viewsets.GenericViewSet[DeschedulerConfiguration]):
         return Response(body, headers={"ETag": concurrency.etag(row.version)})
 
     @extend_schema(
-        request=serializers.JSONField,
+        request=OpenApiTypes.OBJECT,
         responses=OpenApiResponse(
             description="The nodes above high before and after, and the coherence findings "
             "the edit resolves or creates; nothing is saved."
