@@ -134,7 +134,7 @@ def lownodeload_report(cluster: Cluster, *, place: bool = True) -> dict[str, Any
     config = parsed.config if parsed is not None else None
     snapshot = snapshot_for(stored)
     side = scheduler_side(cluster)
-    body["findings"] = [f.to_dict() for f in _findings(cluster, snapshot, side, config)]
+    body["findings"] = [f.to_dict() for f in _findings(cluster, stored, snapshot, side, config)]
     if config is None or config.lownodeload is None:
         return body
     body["enabled"] = True
@@ -189,8 +189,18 @@ def lownodeload_report(cluster: Cluster, *, place: bool = True) -> dict[str, Any
     return body
 
 
+def _averages(stored: ClusterSnapshot, snapshot: Any, config: Any) -> dict[str, dict[str, float]]:
+    """Each deviation-mode pool's average usage on the snapshot (rule R9 compares S with
+    ``average + high``); none when no pool uses deviation thresholds."""
+    args = config.lownodeload if config is not None else None
+    if args is None or not any(p.use_deviation_thresholds for p in args.node_pools):
+        return {}
+    result = lownodeload.balance(snapshot, args, config.migration, now_ns=_now_ns(stored))
+    return {pool.name: pool.average for pool in result.pools if pool.use_deviation_thresholds}
+
+
 def _findings(
-    cluster: Cluster, snapshot: Any, side: SchedulerSide, config: Any
+    cluster: Cluster, stored: ClusterSnapshot, snapshot: Any, side: SchedulerSide, config: Any
 ) -> list[coherence.Finding]:
     _, koordlet, _ = descheduler.koordlet_of(cluster)
     return coherence.check(
@@ -198,6 +208,7 @@ def _findings(
         side.loadaware,
         config,
         koordlet,
+        averages=_averages(stored, snapshot, config),
         descheduler_source=descheduler.descheduler_place(cluster),
         koordlet_source=descheduler.koordlet_place(cluster),
     )
@@ -209,7 +220,7 @@ def coherence_report(cluster: Cluster) -> dict[str, Any]:
     parsed = descheduler.descheduler_of(cluster)
     config = parsed.config if parsed is not None else None
     side = scheduler_side(cluster)
-    findings = _findings(cluster, snapshot_for(stored), side, config)
+    findings = _findings(cluster, stored, snapshot_for(stored), side, config)
     return {
         "cluster": cluster.pk,
         "snapshot": {"id": stored.pk, "taken_at": stored.taken_at},
@@ -240,8 +251,12 @@ def preview_edit(cluster: Cluster, row: Any, patch: Mapping[str, Any]) -> dict[s
             snapshot, config.lownodeload, config.migration, now_ns=_now_ns(stored)
         ).over
 
-    before = _finding_keys([f.to_dict() for f in _findings(cluster, snapshot, side, before_config)])
-    after = _finding_keys([f.to_dict() for f in _findings(cluster, snapshot, side, after_config)])
+    before = _finding_keys(
+        [f.to_dict() for f in _findings(cluster, stored, snapshot, side, before_config)]
+    )
+    after = _finding_keys(
+        [f.to_dict() for f in _findings(cluster, stored, snapshot, side, after_config)]
+    )
     return {
         "cluster": cluster.pk,
         "snapshot": {"id": stored.pk, "taken_at": stored.taken_at},

@@ -431,3 +431,27 @@ def test_upstream_node_pool_thresholds(
         "pool", None, False, {"cpu": float(low)}, {"cpu": float(high)}, None, None, {}, condition
     )
     assert bool(validate_args(LowNodeLoadArgs(node_pools=(pool,)))) == bad
+
+
+def test_deviation_pools_compare_loadaware_with_average_plus_high() -> None:
+    doc = config.parse_document(
+        (FIXTURES / "koord-descheduler-config-v1.7.0-lownodeload.yaml").read_text()
+    )
+    args = doc["profiles"][0]["pluginConfig"][1]["args"]
+    args.update(
+        useDeviationThresholds=True, lowThresholds={"memory": 10}, highThresholds={"memory": 10}
+    )
+    cfg = config.load(doc)
+    assert cfg.lownodeload is not None
+    result = lownodeload.balance(snapshot(), cfg.lownodeload, cfg.migration, now_ns=NOW_NS)
+    (pool,) = result.pools
+    assert pool.average["memory"] == pytest.approx((90 + 20 + 65) / 3)
+    # high = average + 10 % = 68.3 % of 100 Gi; hot (90) and nothing else is above it
+    assert result.over == ["hot"]
+    loadaware = coherence.LoadAwareSide({"cpu": 65, "memory": 95})
+    without = coherence.check(snapshot(), loadaware, cfg, None)
+    assert "R1" not in {f.rule for f in without}  # no averages: deviation pools are not compared
+    findings = coherence.check(snapshot(), loadaware, cfg, None, averages={pool.name: pool.average})
+    r1 = next(f for f in findings if f.rule == "R1")
+    assert r1.values[1].value == pytest.approx(175 / 3 + 10)
+    assert r1.values[1].field.startswith("average memory usage of pool __default_node_pool__")
