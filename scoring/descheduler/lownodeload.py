@@ -520,6 +520,10 @@ def _run(
     _evict_from_sources(
         snapshot, args, migration, pool, state, abnormal, abnormal_prod, groups, evictions
     )
+    for loads, kept in ((abnormal, detectors), (abnormal_prod, prod_detectors)):
+        for load in loads:  # tryMarkNodesAsNormal
+            if load.name in kept:
+                kept[load.name].mark(True, now_ns)
     for load in state.loads.values():
         if load.state == OVER:
             processed.add(load.name)

@@ -288,16 +288,29 @@ def test_anomaly_detector_needs_more_than_n_consecutive_rounds() -> None:
     cfg = chart()
     assert cfg.lownodeload is not None
     detectors: dict[str, Detector] = {}
-    for round_ in range(6):
+    second = 10**9
+    for round_ in range(8):  # the chart's 10 s interval, within the 1 min anomaly timeout
         result = lownodeload.balance(
             snapshot(),
             cfg.lownodeload,
             cfg.migration,
-            now_ns=NOW_NS + round_,
+            now_ns=NOW_NS + 10 * second * round_,
             assume_anomalous=False,
             detectors=detectors,
         )
-        assert bool(result.evictions) == (round_ == 5)
+        # From the 6th round on the node stays anomalous: the normal mark after an eviction
+        # round (1) does not exceed consecutiveNormalities (3) before the next abnormal one.
+        assert bool(result.evictions) == (round_ >= 5)
+    # Past the timeout the anomaly ends and the count starts over.
+    late = lownodeload.balance(
+        snapshot(),
+        cfg.lownodeload,
+        cfg.migration,
+        now_ns=NOW_NS + 10 * second * 7 + 61 * second,
+        assume_anomalous=False,
+        detectors=detectors,
+    )
+    assert late.evictions == [] and detectors["hot"].abnormal == 1
 
 
 def test_evicted_pods_are_placed_away_from_their_source() -> None:
