@@ -56,6 +56,9 @@ class ClusterSerializer(serializers.HyperlinkedModelSerializer[Cluster]):
             "scheduler_config_key",
             "slo_config_namespace",
             "slo_config_name",
+            "descheduler_config_namespace",
+            "descheduler_config_name",
+            "descheduler_config_key",
             "push_mode",
             "refresh_interval_seconds",
             "timezone",
@@ -142,6 +145,13 @@ class ConnectClusterSerializer(serializers.Serializer[Any]):
         help_text="NAMESPACE/NAME[:KEY] of the scheduler's ConfigMap; empty: looked for in "
         "the usual places (Koordinator's, scheduler-plugins', kube-scheduler's).",
     )
+    descheduler_configmap = StrictCharField(
+        max_length=600,
+        required=False,
+        default="",
+        help_text="NAMESPACE/NAME[:KEY] of koord-descheduler's ConfigMap; empty: where "
+        "Koordinator's chart puts it (koordinator-system/koord-descheduler-config).",
+    )
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
         if data["kind"] == "kubeconfig" and not data["kubeconfig_path"]:
@@ -155,6 +165,15 @@ class ConnectClusterSerializer(serializers.Serializer[Any]):
                 raise serializers.ValidationError({"scheduler_configmap": [str(exc)]}) from None
         else:
             data["scheduler_configmap"] = None
+        if data["descheduler_configmap"]:
+            try:
+                data["descheduler_configmap"] = parse_configmap(
+                    data["descheduler_configmap"], "koord-descheduler-config"
+                )
+            except ValueError as exc:
+                raise serializers.ValidationError({"descheduler_configmap": [str(exc)]}) from None
+        else:
+            data["descheduler_configmap"] = None
         return data
 
 

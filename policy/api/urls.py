@@ -2,7 +2,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from policy.api import decisions, policy_views, sync, views, whatif
+from policy.api import decisions, descheduling, policy_views, sync, views, whatif
 
 app_name = "api"
 
@@ -11,6 +11,7 @@ router.register("clusters", views.ClusterViewSet)
 router.register("tokens", views.ApiTokenViewSet, basename="apitoken")
 router.register("decisions", decisions.DecisionViewSet)
 router.register("scheduler-configurations", policy_views.SchedulerConfigurationViewSet)
+router.register("descheduler-configurations", descheduling.DeschedulerConfigurationViewSet)
 router.register("profiles", policy_views.SchedulerProfileViewSet)
 router.register("loadaware-args", policy_views.LoadAwareArgsViewSet)
 router.register("node-threshold-policies", policy_views.NodeThresholdPolicyViewSet)
@@ -37,6 +38,16 @@ urlpatterns = [
         "v1/clusters/<int:pk>/refresh/",
         sync.ClusterRefreshView.as_view(),
         name="cluster-refresh",
+    ),
+    path(
+        "v1/clusters/<int:pk>/lownodeload/",
+        descheduling.LowNodeLoadView.as_view(),
+        name="cluster-lownodeload",
+    ),
+    path(
+        "v1/clusters/<int:pk>/coherence/",
+        descheduling.CoherenceView.as_view(),
+        name="cluster-coherence",
     ),
     path("v1/clusters/<int:pk>/drift/", sync.ClusterDriftView.as_view(), name="cluster-drift"),
     path("v1/", include(router.urls)),

@@ -103,6 +103,7 @@ class ClusterViewSet(
                     kubeconfig_path=data["kubeconfig_path"],
                     context=data["kubeconfig_context"],
                     scheduler_configmap=data["scheduler_configmap"],
+                    descheduler_configmap=data["descheduler_configmap"],
                 ),
             )
         except GatewayError as exc:

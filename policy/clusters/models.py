@@ -42,6 +42,9 @@ class Cluster(VersionedModel):
         "timezone",
         "scheduler_flavor",
         "scheduler_version",
+        "descheduler_config_namespace",
+        "descheduler_config_name",
+        "descheduler_config_key",
     )
 
     name = models.SlugField(max_length=63, unique=True)
@@ -83,6 +86,25 @@ class Cluster(VersionedModel):
         default="slo-controller-config",
         validators=[dns1123_subdomain_validator],
         help_text="Name of Koordinator's slo-controller ConfigMap.",
+    )
+    descheduler_config_namespace = models.CharField(
+        max_length=63,
+        default="koordinator-system",
+        validators=[dns1123_label_validator],
+        help_text="Namespace of the ConfigMap holding koord-descheduler's "
+        "DeschedulerConfiguration (default: where Koordinator's chart puts it).",
+    )
+    descheduler_config_name = models.CharField(
+        max_length=253,
+        default="koord-descheduler-config",
+        validators=[dns1123_subdomain_validator],
+        help_text="Name of that ConfigMap.",
+    )
+    descheduler_config_key = models.CharField(
+        max_length=253,
+        default="koord-descheduler-config",
+        validators=[configmap_key_validator],
+        help_text="The ConfigMap key holding the DeschedulerConfiguration YAML.",
     )
     refresh_interval_seconds = models.PositiveIntegerField(
         default=60,

@@ -5,6 +5,8 @@ from policy.accounts.models import ApiToken, AuthorizationFailure, PolicyChange
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.decisions.models import ExplanationBase, PlacementDecision, WhatIfRun
 from policy.policies.models import (
+    DeschedulerConfiguration,
+    KoordletThresholdConfig,
     LoadAwareSchedulingArgs,
     NodeMetricCollectPolicy,
     NodeThresholdPolicy,
@@ -20,7 +22,9 @@ __all__ = [
     "Cluster",
     "ClusterSnapshot",
     "ClusterSyncState",
+    "DeschedulerConfiguration",
     "ExplanationBase",
+    "KoordletThresholdConfig",
     "LoadAwareSchedulingArgs",
     "NodeMetricCollectPolicy",
     "NodeThresholdPolicy",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils import timezone
 
 from policy.clusters.models import Cluster
 from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
@@ -14,8 +15,11 @@ def seed_demo_policies(cluster: Cluster) -> bool:
     (its default args), and ``batch-scheduler`` (the demo's batch pods) packing nodes
     (NodeResourcesFit MostAllocated) under the same LoadAware guard; and a node threshold
     policy giving the memory-optimized pool its own thresholds (not pushed yet, so the sync
-    page has something to show). False when the cluster already has a configuration."""
+    page has something to show); and Koordinator's v1.7 chart's koord-descheduler (LowNodeLoad
+    enabled) and koordlet documents, as a refresh would read them. False when the cluster
+    already has a configuration."""
     from policy.accounts.changes import ChangeContext
+    from policy.policies import descheduler, koordinator_chart
     from policy.policies.models import SchedulerConfiguration
     from policy.policies.services import (
         LoadAwareArgsService,
@@ -57,4 +61,7 @@ def seed_demo_policies(cluster: Cluster) -> bool:
             },
             ctx,
         )
+        now = timezone.now()
+        descheduler.adopt_descheduler(cluster, koordinator_chart.DESCHEDULER_CONFIG, now)
+        descheduler.adopt_koordlet(cluster, koordinator_chart.RESOURCE_THRESHOLD_CONFIG, now)
     return True

@@ -28,12 +28,13 @@ from policy.clusters.gateway.drift import (
     colocation_drift,
     configmap_key_drift,
 )
-from policy.clusters.gateway.errors import ApplyError, GatewayError
+from policy.clusters.gateway.errors import ApplyError, GatewayError, PermanentError
 from policy.clusters.gateway.informer import ClusterInformer, informer_for
 from policy.clusters.gateway.retry import DEFAULT_POLICY, RetryPolicy
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.clusters.object_changes import SnapshotChanges
 from policy.core.choices import ClusterKind
+from policy.policies.descheduler import RESOURCE_THRESHOLD_KEY
 from policy.policies.models import SchedulerConfiguration
 from policy.sync.models import ClusterSyncState
 from policy.sync.planners import Desired, Owned
@@ -51,14 +52,15 @@ class PushPlan:
     config: gw.Plan = field(default_factory=gw.Plan)
     nodes: gw.Plan = field(default_factory=gw.Plan)
     slo: gw.Plan = field(default_factory=gw.Plan)
+    descheduler: gw.Plan = field(default_factory=gw.Plan)
 
     @property
     def changes(self) -> list[Change]:
-        return [*self.config, *self.nodes, *self.slo]
+        return [*self.config, *self.nodes, *self.slo, *self.descheduler]
 
     @property
     def notes(self) -> list[str]:
-        return [*self.config.notes, *self.nodes.notes, *self.slo.notes]
+        return [*self.config.notes, *self.nodes.notes, *self.slo.notes, *self.descheduler.notes]
 
     def owned_after(self, before: Owned, collect_fields: frozenset[str] | None = None) -> Owned:
         """Ownership once applied; ``collect_fields``: the cluster-wide collect fields it
@@ -109,6 +111,11 @@ class RefreshResult:
     # and to adopt it when schedboard stores none).
     live_scheduler_config: str | None = None
     scheduler_image: str | None = None  # the image of the Deployment mounting it
+    # koord-descheduler's and koordlet's ConfigMap keys as read (None: not there), and why a
+    # read was refused (the refresh goes on without them).
+    live_descheduler_config: str | None = None
+    live_resource_thresholds: str | None = None
+    load_stack_notes: list[str] = field(default_factory=list)
 
 
 def target_for(cluster: Cluster) -> KubeTarget | DemoTarget:
@@ -157,6 +164,15 @@ class KubeTarget:
                 same=gw.same_document,
             )
         plan.nodes = gw.plan_node_annotations(self.conn, desired.annotations, owned.nodes)
+        if desired.descheduler_config is not None:
+            plan.descheduler = gw.plan_configmap_key(
+                self.conn,
+                c.descheduler_config_namespace,
+                c.descheduler_config_name,
+                c.descheduler_config_key,
+                desired.descheduler_config,
+                same=gw.same_document,
+            )
         if desired.manage_slo:
             plan.slo = gw.plan_slo_colocation(
                 self.conn,
@@ -211,6 +227,19 @@ class KubeTarget:
                 applied += slo.applied
                 notes += slo.notes
                 configs_owned = slo.owned if slo.owned is not None else configs_owned
+            if desired.descheduler_config is not None:
+                written = gw.apply_configmap_key(
+                    self.conn,
+                    c.descheduler_config_namespace,
+                    c.descheduler_config_name,
+                    c.descheduler_config_key,
+                    desired.descheduler_config,
+                    plan=plan.descheduler,
+                    on_write=on_write,
+                    same=gw.same_document,
+                )
+                applied += written.applied
+                notes += plan.descheduler.notes
         except GatewayError as exc:
             raise PushFailed(exc, applied) from None
         collect = desired.collect_fields if desired.manage_slo else owned.collect_fields
@@ -263,7 +292,26 @@ class KubeTarget:
             live_scheduler_config=live,
             scheduler_image=image,
         )
+        self._read_load_stack(partial)
         return readback.objects, readback.taken_at, partial
+
+    def _read_load_stack(self, result: RefreshResult) -> None:
+        """koord-descheduler's configuration and koordlet's thresholds, where the cluster
+        says they are; a refused read is noted, not fatal."""
+        c = self.cluster
+        places = (
+            ("live_descheduler_config", c.descheduler_config_namespace,
+             c.descheduler_config_name, c.descheduler_config_key),
+            ("live_resource_thresholds", c.slo_config_namespace, c.slo_config_name,
+             RESOURCE_THRESHOLD_KEY),
+        )  # fmt: skip
+        for attribute, namespace, name, key in places:
+            try:
+                configmap = gw.read_configmap(self.conn, namespace, name)
+            except PermanentError as exc:
+                result.load_stack_notes.append(f"{namespace}/{name} not read: {exc}")
+                continue
+            setattr(result, attribute, ((configmap or {}).get("data") or {}).get(key))
 
     def _changes_since_stored(self) -> SnapshotChanges | None:
         changed = self._informer.changed_since_stored() if self._informer else None

@@ -33,6 +33,9 @@ from policy.core.validators import (
 from policy.policies.services import ClusterService
 
 SLO_CONFIGMAP = ConfigMapKey("koordinator-system", "slo-controller-config", "colocation-config")
+DESCHEDULER_CONFIGMAP = ConfigMapKey(
+    "koordinator-system", "koord-descheduler-config", "koord-descheduler-config"
+)
 
 # Connecting runs while a person (a web worker) waits: every request of the check together
 # ends within CHECK_SECONDS, well inside the web server's worker timeout, and a hanging API
@@ -93,6 +96,7 @@ def add_cluster(
     context: str = "",
     scheduler_configmap: ConfigMapKey | None = None,
     slo_configmap: ConfigMapKey = SLO_CONFIGMAP,
+    descheduler_configmap: ConfigMapKey | None = None,
 ) -> Connected:
     """Connect, discover, check, then store the cluster (with its history entry).
 
@@ -111,7 +115,8 @@ def add_cluster(
         version = str(conn.version().get("gitVersion", "?"))
         found = None if scheduler_configmap else find_scheduler_configmap(conn)
         place = scheduler_configmap or found or SCHEDULER_CONFIGMAP_PLACES[0]
-        missing = missing_access(conn, needed_access(place, slo_configmap))
+        descheduler = descheduler_configmap or DESCHEDULER_CONFIGMAP
+        missing = missing_access(conn, needed_access(place, slo_configmap, descheduler))
     cluster = ClusterService().create(
         {
             "name": name,
@@ -123,6 +128,9 @@ def add_cluster(
             "scheduler_config_key": place.key,
             "slo_config_namespace": slo_configmap.namespace,
             "slo_config_name": slo_configmap.name,
+            "descheduler_config_namespace": descheduler.namespace,
+            "descheduler_config_name": descheduler.name,
+            "descheduler_config_key": descheduler.key,
         },
         ctx,
     )

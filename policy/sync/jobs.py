@@ -47,7 +47,7 @@ from policy.clusters.models import Cluster
 from policy.clusters.services import record_snapshot
 from policy.core import broker
 from policy.core.choices import ClusterKind, PushMode
-from policy.policies import documents, rendering
+from policy.policies import descheduler, documents, rendering
 from policy.policies import services as policies
 from policy.policies.models import SchedulerConfiguration
 from policy.policies.services import PolicyInvalid
@@ -524,6 +524,8 @@ def _finish_push(
                 desired.collect_cluster, desired.node_configs, result.owned.node_configs
             )
         state.active_windows = desired.active_windows
+        if desired.descheduler_config is not None and job.cluster.kind != ClusterKind.DEMO:
+            descheduler.mark_pushed(job.cluster, desired.descheduler_config)
         state.last_push = job
         state.last_pushed_at = now
         state.save()
@@ -580,6 +582,7 @@ def _refresh(job: SyncJob, log: JobLog) -> None:
             result = _store_refresh(job, state, target, log)
             _detect_target(job.cluster, result.live_scheduler_config, log, result.scheduler_image)
             _adopt(job, state, result.live_scheduler_config, log)
+            _adopt_load_stack(job.cluster, result, log)
             drift = [d.as_dict() for d in result.drift]
             if drift:
                 log("drift: %d object field(s) differ from what schedboard wrote", len(drift))
@@ -647,6 +650,22 @@ def _adopt(job: SyncJob, state: ClusterSyncState, text: str | None, log: JobLog)
         return  # one was stored meanwhile
     ClusterSyncState.objects.filter(pk=state.pk).update(scheduler_config=text)
     log("adopted the scheduler configuration in %s (%s)", ref, configuration.api_version)
+
+
+def _adopt_load_stack(cluster: Cluster, result: Any, log: JobLog) -> None:
+    """koord-descheduler's configuration and koordlet's thresholds, stored as the refresh
+    read them (a key that is gone leaves the last text stored)."""
+    for note in result.load_stack_notes:
+        log(note)
+    now = timezone.now()
+    descheduler_text = result.live_descheduler_config
+    if descheduler_text is not None and descheduler.adopt_descheduler(
+        cluster, descheduler_text, now
+    ):
+        log("read the descheduler configuration in %s", descheduler.descheduler_place(cluster))
+    thresholds_text = result.live_resource_thresholds
+    if thresholds_text is not None and descheduler.adopt_koordlet(cluster, thresholds_text, now):
+        log("read koordlet's thresholds in %s", descheduler.koordlet_place(cluster))
 
 
 def _after_refresh(cluster_id: int) -> None:

@@ -14,7 +14,7 @@ from django.db.models import Q
 
 from policy.clusters.gateway.desired import collect_policy
 from policy.clusters.models import Cluster
-from policy.policies import rendering
+from policy.policies import descheduler, rendering
 from policy.policies.models import NodeMetricCollectPolicy, SchedulerConfiguration
 from policy.sync.models import ClusterSyncState, SyncJob, SyncJobKind, SyncJobStatus
 
@@ -32,6 +32,8 @@ class Desired:
     manage_slo: bool = False
     collect_fields: frozenset[str] = frozenset()  # cluster-wide fields the policy writes
     active_windows: list[int] = field(default_factory=list)
+    # koord-descheduler's document when it was edited here (None: its ConfigMap is left alone)
+    descheduler_config: str | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,7 @@ def desired_state(cluster: Cluster, state: ClusterSyncState, at: datetime | None
         manage_slo=manage_slo,
         collect_fields=frozenset(writes),
         active_windows=active_windows(cluster, at),
+        descheduler_config=descheduler.text_to_push(cluster),
     )
 
 

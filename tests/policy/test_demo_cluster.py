@@ -54,8 +54,9 @@ def test_the_command_stores_demo_policies_once_that_serve_every_demo_pod() -> No
     ]
     assert out.getvalue().count("Stored the demo scheduler configuration") == 1
     created = PolicyChange.objects.filter(source="system", action="create")
-    # The configuration, 2 profiles and their LoadAware args, a node threshold policy.
-    assert created.count() == 6
+    # The configuration, 2 profiles and their LoadAware args, a node threshold policy, the
+    # descheduler configuration and koordlet's thresholds.
+    assert created.count() == 8
     engine = engine_for(configuration.to_document())
     pending = snapshot_for(ClusterSnapshot.snapshots.summaries().latest()).pending
     assert pending and all(engine.framework_for(pod) for pod in pending)

@@ -95,7 +95,9 @@ class Access:
         return f"{self.verb} {kind}" + (f" {what}" if what else "")
 
 
-def needed_access(scheduler: ConfigMapKey, slo: ConfigMapKey) -> list[Access]:
+def needed_access(
+    scheduler: ConfigMapKey, slo: ConfigMapKey, descheduler: ConfigMapKey | None = None
+) -> list[Access]:
     """What a refresh and a push do (deploy/rbac.yaml grants exactly this)."""
     read = [Access(verb, kind.resource, kind.group) for kind in SNAPSHOT_KINDS for verb in READ]
     return [
@@ -106,6 +108,11 @@ def needed_access(scheduler: ConfigMapKey, slo: ConfigMapKey) -> list[Access]:
             Access(verb, "configmaps", "", place.namespace, place.name)
             for place in (scheduler, slo)
             for verb in ("get", "update")
+        ),
+        *(
+            Access(verb, "configmaps", "", descheduler.namespace, descheduler.name)
+            for verb in (("get", "update") if descheduler is not None else ())
+            if descheduler is not None
         ),
     ]
 

@@ -9,7 +9,12 @@ from policy.clusters.gateway.discovery import SCHEDULER_CONFIGMAP_PLACES
 from policy.clusters.gateway.errors import GatewayError
 from policy.core.choices import ClusterKind
 from policy.policies.services import PolicyInvalid
-from policy.sync.connect import SLO_CONFIGMAP, add_cluster, parse_configmap
+from policy.sync.connect import (
+    DESCHEDULER_CONFIGMAP,
+    SLO_CONFIGMAP,
+    add_cluster,
+    parse_configmap,
+)
 
 PLACES = "; ".join(f"{place} ({place.source})" for place in SCHEDULER_CONFIGMAP_PLACES)
 
@@ -41,6 +46,12 @@ class Command(BaseCommand):
             default=f"{SLO_CONFIGMAP.namespace}/{SLO_CONFIGMAP.name}",
             help="Koordinator's slo-controller ConfigMap (default: %(default)s).",
         )
+        parser.add_argument(
+            "--descheduler-configmap",
+            metavar="NAMESPACE/NAME[:KEY]",
+            default=str(DESCHEDULER_CONFIGMAP),
+            help="Where koord-descheduler reads its configuration (default: %(default)s).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -50,6 +61,9 @@ class Command(BaseCommand):
                 else None
             )
             slo = parse_configmap(options["slo_configmap"], SLO_CONFIGMAP.key)
+            descheduler = parse_configmap(
+                options["descheduler_configmap"], DESCHEDULER_CONFIGMAP.key
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         kind = ClusterKind.IN_CLUSTER if options["in_cluster"] else ClusterKind.KUBECONFIG
@@ -62,6 +76,7 @@ class Command(BaseCommand):
                 context=options["context"],
                 scheduler_configmap=scheduler,
                 slo_configmap=slo,
+                descheduler_configmap=descheduler,
             )
         except GatewayError as exc:
             raise CommandError(f"cannot connect: {exc}") from None

@@ -7,6 +7,7 @@ from typing import Any
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from policy.accounts.roles import can_edit_policy, role_required
@@ -15,7 +16,7 @@ from policy.clusters.snapshot_chains import materialize
 from policy.clusters.snapshots import summarize
 from policy.core.choices import Role
 from policy.core.params import parse_id
-from policy.decisions import stats
+from policy.decisions import descheduling, stats
 from policy.policies import rendering
 from policy.sync import status as sync_status
 from policy.web import trends
@@ -33,8 +34,10 @@ from policy.web.pages import (
 )
 from policy.web.presenters import activity
 from policy.web.presenters import dashboard as board
+from policy.web.presenters import descheduling as descheduling_presenter
 from policy.web.presenters import trends as trend_ui
 from policy.web.presenters.explain import loadaware_lines, metric_line
+from scoring.errors import InputError
 
 DEFAULT_PAGE_SIZE = 50
 
@@ -116,6 +119,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             stats.agreement_per_day(cluster, stats.first_day(activity.TREND_DAYS))
         ),
         "expiry": load.args.expiration_seconds,
+        "descheduling": _descheduling_panel(cluster),
     }
     template = (
         "policy/partials/node_table.html"
@@ -123,6 +127,30 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         else "policy/dashboard.html"
     )
     return render(request, template, context)
+
+
+def _descheduling_panel(cluster: Cluster) -> descheduling_presenter.Panel:
+    """LowNodeLoad's round (without re-placement, which the API answers) and the findings."""
+    try:
+        report = descheduling.lownodeload_report(cluster, place=False)
+    except (descheduling.NoSnapshot, InputError) as exc:
+        return descheduling_presenter.Panel(False, False, False, "", error=str(exc))
+    configuration = report["configuration"]
+
+    def fix_url(fix: str) -> tuple[str, str | None]:
+        if fix == "loadaware" or fix == "nodemetric":
+            links = edit_links(cluster)
+            return ("policies", links[0][1]) if links else ("policies", None)
+        if fix == "lownodeload" and configuration.get("id"):
+            return (
+                "descheduler configuration",
+                reverse("api:deschedulerconfiguration-detail", args=[configuration["id"]]),
+            )
+        if fix == "koordlet":
+            return ("slo-controller-config resource-threshold-config", None)
+        return ("", None)
+
+    return descheduling_presenter.panel(report, fix_url)
 
 
 def _trends(cluster: Cluster) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("policy", "0025_prepared_engine_snapshots"),
+        ("policy", "0027_descheduler_edits"),
     ]
 
     operations = [

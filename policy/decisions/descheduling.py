@@ -1,0 +1,267 @@
+"""LowNodeLoad on a cluster's newest snapshot, and the coherence of its load-aware stack.
+
+The engine does the work (``scoring.descheduler``): this module picks its inputs — the stored
+descheduler configuration and koordlet thresholds, the scheduler configuration's LoadAware args,
+the newest snapshot, taken as "now" the time it was read — and lays the answers out as JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from policy.clusters.engine import engine_for, snapshot_for
+from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.decisions import evaluation
+from policy.policies import descheduler
+from scoring.descheduler import coherence, lownodeload, replacement
+from scoring.engine import Engine
+from scoring.errors import ConfigurationInvalid
+from scoring.plugins.loadaware.args import DEFAULT_NODE_METRIC_EXPIRATION_SECONDS
+from scoring.plugins.loadaware.plugin import LoadAwareScheduling
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
+
+LOADAWARE = "LoadAwareScheduling"
+
+
+class NoSnapshot(Exception):
+    """The cluster has no snapshot yet."""
+
+
+@dataclass
+class SchedulerSide:
+    engine: Engine | None
+    loadaware: coherence.LoadAwareSide | None
+    origin: str
+
+
+def scheduler_side(cluster: Cluster) -> SchedulerSide:
+    """The engine for the cluster's scheduler configuration and its LoadAware thresholds
+    (None when no profile enables LoadAwareScheduling)."""
+    choice = evaluation.choose_configuration(cluster, None)
+    try:
+        engine = engine_for(choice.document, choice.target)
+    except ConfigurationInvalid:
+        return SchedulerSide(None, None, "invalid scheduler configuration")
+    origin = (
+        f"scheduler configuration #{choice.id}"
+        if choice.id is not None
+        else "kube-scheduler defaults"
+    )
+    for name, framework in engine.frameworks.items():
+        plugin = framework.instances.get(LOADAWARE)
+        if isinstance(plugin, LoadAwareScheduling):
+            args = plugin.config
+            side = coherence.LoadAwareSide(
+                usage=dict(args.usage_thresholds),
+                prod=dict(args.prod_usage_thresholds),
+                expiration_seconds=args.node_metric_expiration_seconds
+                or DEFAULT_NODE_METRIC_EXPIRATION_SECONDS,
+                source=f"{origin}, profile {name}, {LOADAWARE} args",
+            )
+            return SchedulerSide(engine, side, origin)
+    return SchedulerSide(engine, None, origin)
+
+
+def _newest(cluster: Cluster) -> ClusterSnapshot:
+    stored = cluster.latest_snapshot()
+    if stored is None:
+        raise NoSnapshot(f"cluster {cluster.name} has no snapshot yet")
+    return stored
+
+
+def _now_ns(stored: ClusterSnapshot) -> int:
+    return int(stored.taken_at.timestamp()) * 10**9 + stored.taken_at.microsecond * 1000
+
+
+def _document_state(parsed: descheduler.ParsedDescheduler | None) -> dict[str, Any]:
+    if parsed is None:
+        return {"stored": False}
+    return {
+        "stored": True,
+        "id": parsed.row.pk,
+        "configmap": parsed.row.configmap,
+        "valid": parsed.valid,
+        "errors": [e.to_dict() for e in parsed.errors],
+        "unreadable": parsed.unreadable,
+        "lownodeload_enabled": bool(parsed.config and parsed.config.lownodeload_enabled),
+    }
+
+
+def _node(load: lownodeload.NodeLoad) -> dict[str, Any]:
+    resources = list(load.high) or list(load.measured)
+    return {
+        "node": load.name,
+        "pool": load.pool,
+        "state": load.state,
+        "category": load.category,
+        "over": load.over_resources,
+        "allocatable_source": load.allocatable_source,
+        "resources": {
+            name: {
+                "usage": load.measured.get(name),
+                "allocatable": load.allocatable.get(name, 0),
+                "percent": load.percent(name, load.measured) if load.measured else None,
+                "low": load.low.get(name),
+                "high": load.high.get(name),
+                "prod_usage": load.measured_prod.get(name),
+                "prod_low": load.prod_low.get(name),
+                "prod_high": load.prod_high.get(name),
+            }
+            for name in resources
+        },
+        "anomalous": load.anomalous,
+        "rounds_to_anomaly": load.rounds_to_anomaly,
+    }
+
+
+def lownodeload_report(cluster: Cluster, *, place: bool = True) -> dict[str, Any]:
+    """What one LowNodeLoad round would do on the newest snapshot (a dry run); with
+    ``place``, where the scheduler would place each evicted pod now."""
+    stored = _newest(cluster)
+    parsed = descheduler.descheduler_of(cluster)
+    body: dict[str, Any] = {
+        "cluster": cluster.pk,
+        "snapshot": {"id": stored.pk, "taken_at": stored.taken_at},
+        "configuration": _document_state(parsed),
+        "enabled": False,
+        "nodes": [],
+        "pools": [],
+        "evictions": [],
+        "findings": [],
+    }
+    config = parsed.config if parsed is not None else None
+    snapshot = snapshot_for(stored)
+    side = scheduler_side(cluster)
+    body["findings"] = [f.to_dict() for f in _findings(cluster, stored, snapshot, side, config)]
+    if config is None or config.lownodeload is None:
+        return body
+    body["enabled"] = True
+    body["interval_seconds"] = config.interval_ns / 10**9
+    result = lownodeload.balance(
+        snapshot, config.lownodeload, config.migration, now_ns=_now_ns(stored)
+    )
+    body["paused"] = result.paused
+    body["nodes"] = [_node(result.nodes[name]) for name in sorted(result.nodes)]
+    body["over"] = result.over
+    body["pools"] = [
+        {
+            "name": pool.name,
+            "nodes": len(pool.nodes),
+            "use_deviation_thresholds": pool.use_deviation_thresholds,
+            "low": pool.low,
+            "high": pool.high,
+            "outcome": pool.outcome,
+            "candidates": {
+                source: [
+                    {
+                        "pod": f"{c.pod.namespace}/{c.pod.name}",
+                        "removable": c.removable,
+                        "reason": c.reason,
+                    }
+                    for c in candidates
+                ]
+                for source, candidates in pool.candidates.items()
+            },
+        }
+        for pool in result.pools
+    ]
+    placed = (
+        replacement.place_evicted(side.engine, snapshot, result.evictions, stored.taken_at)
+        if side.engine is not None and place
+        else []
+    )
+    body["evictions"] = [
+        {
+            "pod": f"{e.pod.namespace}/{e.pod.name}",
+            "node": e.node,
+            "pool": e.pool,
+            "prod": e.prod,
+            "reason": e.reason,
+            "placed_on": placed[i].node if placed else None,
+            "feasible_nodes": placed[i].feasible if placed else None,
+            "placement_error": placed[i].error if placed else None,
+            "placed": bool(placed),
+        }
+        for i, e in enumerate(result.evictions)
+    ]
+    return body
+
+
+def _averages(stored: ClusterSnapshot, snapshot: Any, config: Any) -> dict[str, dict[str, float]]:
+    """Each deviation-mode pool's average usage on the snapshot (rule R9 compares S with
+    ``average + high``); none when no pool uses deviation thresholds."""
+    args = config.lownodeload if config is not None else None
+    if args is None or not any(p.use_deviation_thresholds for p in args.node_pools):
+        return {}
+    result = lownodeload.balance(snapshot, args, config.migration, now_ns=_now_ns(stored))
+    return {pool.name: pool.average for pool in result.pools if pool.use_deviation_thresholds}
+
+
+def _findings(
+    cluster: Cluster, stored: ClusterSnapshot, snapshot: Any, side: SchedulerSide, config: Any
+) -> list[coherence.Finding]:
+    _, koordlet, _ = descheduler.koordlet_of(cluster)
+    return coherence.check(
+        snapshot,
+        side.loadaware,
+        config,
+        koordlet,
+        averages=_averages(stored, snapshot, config),
+        descheduler_source=descheduler.descheduler_place(cluster),
+        koordlet_source=descheduler.koordlet_place(cluster),
+    )
+
+
+def coherence_report(cluster: Cluster) -> dict[str, Any]:
+    """``{"findings": [...]}`` over the newest snapshot's nodes."""
+    stored = _newest(cluster)
+    parsed = descheduler.descheduler_of(cluster)
+    config = parsed.config if parsed is not None else None
+    side = scheduler_side(cluster)
+    findings = _findings(cluster, stored, snapshot_for(stored), side, config)
+    return {
+        "cluster": cluster.pk,
+        "snapshot": {"id": stored.pk, "taken_at": stored.taken_at},
+        "annotation": ANNOTATION_USAGE_THRESHOLDS,
+        "findings": [f.to_dict() for f in findings],
+    }
+
+
+def _finding_keys(findings: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Findings by (rule, summary): an edit that moves a value changes its summary."""
+    return {(f["rule"], f["summary"]): f for f in findings}
+
+
+def preview_edit(cluster: Cluster, row: Any, patch: Mapping[str, Any]) -> dict[str, Any]:
+    """What a LowNodeLoad args edit would change on the newest snapshot, before it is saved:
+    the nodes above high before and after, and the findings it resolves or creates.
+    :class:`descheduler.EditInvalid` when koord-descheduler would refuse the result."""
+    _, after_config = descheduler.patched(row, patch)
+    before_config = descheduler.parse_descheduler(row).config
+    stored = _newest(cluster)
+    snapshot = snapshot_for(stored)
+    side = scheduler_side(cluster)
+
+    def over(config: Any) -> list[str]:
+        if config is None or config.lownodeload is None:
+            return []
+        return lownodeload.balance(
+            snapshot, config.lownodeload, config.migration, now_ns=_now_ns(stored)
+        ).over
+
+    before = _finding_keys(
+        [f.to_dict() for f in _findings(cluster, stored, snapshot, side, before_config)]
+    )
+    after = _finding_keys(
+        [f.to_dict() for f in _findings(cluster, stored, snapshot, side, after_config)]
+    )
+    return {
+        "cluster": cluster.pk,
+        "snapshot": {"id": stored.pk, "taken_at": stored.taken_at},
+        "over_before": over(before_config),
+        "over_after": over(after_config),
+        "resolves": [f for key, f in before.items() if key not in after],
+        "creates": [f for key, f in after.items() if key not in before],
+    }

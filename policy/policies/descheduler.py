@@ -1,0 +1,252 @@
+"""koord-descheduler's configuration and koordlet's thresholds: adopted as written, read typed.
+
+A refresh that finds the ConfigMap key stores its text unchanged (a change-log row records
+each new text; the same text again writes nothing). Reading parses it with the engine
+(``scoring.descheduler``), which validates it as koord-descheduler does; an invalid document
+is kept and reported, never rewritten.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+import yaml
+from django.db import transaction
+
+from policy.accounts.changes import ChangeContext, record_change
+from policy.clusters.models import Cluster
+from policy.core.choices import ChangeAction
+from policy.policies.models import DeschedulerConfiguration, KoordletThresholdConfig
+from scoring import field_errors as fe
+from scoring.descheduler import config as descheduler_config
+from scoring.descheduler import slo_thresholds
+from scoring.errors import ConfigurationInvalid, FieldError, InputError
+
+READ_FROM_CLUSTER = "read from the cluster"
+RESOURCE_THRESHOLD_KEY = slo_thresholds.CONFIGMAP_KEY
+
+Adopted = TypeVar("Adopted", DeschedulerConfiguration, KoordletThresholdConfig)
+
+
+def descheduler_place(cluster: Cluster) -> str:
+    c = cluster
+    return (
+        f"{c.descheduler_config_namespace}/{c.descheduler_config_name}:{c.descheduler_config_key}"
+    )
+
+
+def koordlet_place(cluster: Cluster) -> str:
+    return f"{cluster.slo_config_namespace}/{cluster.slo_config_name}:{RESOURCE_THRESHOLD_KEY}"
+
+
+def _adopt(
+    model: type[Adopted], cluster: Cluster, text: str, place: str, read_at: datetime
+) -> Adopted | None:
+    """Store ``text`` as the cluster's row; None when it was already stored as is."""
+    with transaction.atomic():
+        row = model.objects.select_for_update().filter(cluster=cluster).first()
+        if isinstance(row, DeschedulerConfiguration) and row.edited:
+            return None  # edited here and not pushed yet: the push writes it, not the refresh
+        if row is not None and row.source == text and row.configmap == place:
+            model.objects.filter(pk=row.pk).update(read_at=read_at)
+            return None
+        before = None if row is None else row.snapshot()
+        if row is None:
+            row = model(cluster=cluster, source=text, configmap=place, read_at=read_at)
+        else:
+            row.source, row.configmap, row.read_at = text, place, read_at
+            row.version += 1
+        row.save()
+        action = ChangeAction.CREATE if before is None else ChangeAction.UPDATE
+        record_change(
+            ChangeContext.system(),
+            row,
+            action,
+            before=before,
+            after=row.snapshot(),
+            message=f"{READ_FROM_CLUSTER} ({place})",
+        )
+        return row
+
+
+def adopt_descheduler(
+    cluster: Cluster, text: str, read_at: datetime
+) -> DeschedulerConfiguration | None:
+    """koord-descheduler's document as the refresh found it."""
+    return _adopt(DeschedulerConfiguration, cluster, text, descheduler_place(cluster), read_at)
+
+
+def adopt_koordlet(
+    cluster: Cluster, text: str, read_at: datetime
+) -> KoordletThresholdConfig | None:
+    """``resource-threshold-config`` as the refresh found it."""
+    return _adopt(KoordletThresholdConfig, cluster, text, koordlet_place(cluster), read_at)
+
+
+@dataclass
+class ParsedDescheduler:
+    """A stored descheduler document read by the engine."""
+
+    row: DeschedulerConfiguration
+    document: Any = None
+    config: descheduler_config.DeschedulerConfiguration | None = None
+    errors: list[FieldError] = field(default_factory=list)
+    unreadable: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return self.config is not None
+
+
+def parse_descheduler(row: DeschedulerConfiguration) -> ParsedDescheduler:
+    parsed = ParsedDescheduler(row)
+    try:
+        parsed.document = descheduler_config.parse_document(row.source, row.configmap)
+        parsed.config = descheduler_config.load(parsed.document)
+    except ConfigurationInvalid as exc:
+        parsed.errors = list(exc.errors)
+    except InputError as exc:
+        parsed.unreadable = str(exc)
+    return parsed
+
+
+def descheduler_of(cluster: Cluster) -> ParsedDescheduler | None:
+    row = DeschedulerConfiguration.objects.filter(cluster=cluster).first()
+    return None if row is None else parse_descheduler(row)
+
+
+def koordlet_of(
+    cluster: Cluster,
+) -> tuple[KoordletThresholdConfig | None, slo_thresholds.ResourceThresholdConfig | None, str]:
+    """The stored row, its parsed strategies (None when unreadable) and why it is unreadable."""
+    row = KoordletThresholdConfig.objects.filter(cluster=cluster).first()
+    if row is None:
+        return None, None, ""
+    try:
+        return row, slo_thresholds.parse(row.source), ""
+    except InputError as exc:
+        return row, None, str(exc)
+
+
+# -- editing LowNodeLoad's args -----------------------------------------------------------------
+
+EDITED = "LowNodeLoad args edited"
+PUSHED = "written to the cluster"
+
+
+class EditInvalid(Exception):
+    """The edit would leave a document koord-descheduler refuses; nothing was saved."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        super().__init__("; ".join(str(e) for e in errors))
+        self.errors = errors
+
+
+class StaleVersion(Exception):
+    def __init__(self, current: int) -> None:
+        super().__init__(f"the object is at version {current}")
+        self.current = current
+
+
+def _merge(target: dict[str, Any], patch: Mapping[str, Any]) -> None:
+    """JSON merge patch (RFC 7386): null deletes a key, objects merge, the rest replaces."""
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(target.get(key), dict):
+            _merge(target[key], value)
+        else:
+            target[key] = copy.deepcopy(value)
+
+
+def _lownodeload_entry(document: Any) -> dict[str, Any] | None:
+    """LowNodeLoad's ``args`` in the profile that enables it (else any profile's entry)."""
+    entries = [
+        (profile, entry)
+        for profile in (document.get("profiles") or [])
+        if isinstance(profile, dict)
+        for entry in (profile.get("pluginConfig") or [])
+        if isinstance(entry, dict) and entry.get("name") == "LowNodeLoad"
+    ]
+    if not entries:
+        return None
+    entry = entries[0][1]
+    if not isinstance(entry.get("args"), dict):
+        entry["args"] = {}
+    args: dict[str, Any] = entry["args"]
+    return args
+
+
+def lownodeload_args(row: DeschedulerConfiguration) -> Mapping[str, Any] | None:
+    """LowNodeLoad's args as written (None: no ``pluginConfig`` entry for it, or a document
+    that cannot be read)."""
+    try:
+        document = descheduler_config.parse_document(row.source, row.configmap)
+    except InputError:
+        return None
+    return _lownodeload_entry(document) if isinstance(document, dict) else None
+
+
+def patched(
+    row: DeschedulerConfiguration, patch: Mapping[str, Any]
+) -> tuple[Any, descheduler_config.DeschedulerConfiguration]:
+    """The document with ``patch`` merged into LowNodeLoad's args, and what koord-descheduler
+    loads from it; :class:`EditInvalid` when it would refuse it. Nothing is saved."""
+    try:
+        document = descheduler_config.parse_document(row.source, row.configmap)
+    except InputError as exc:
+        raise EditInvalid([FieldError("", "Unreadable", str(exc))]) from None
+    args = _lownodeload_entry(document) if isinstance(document, dict) else None
+    if args is None:
+        raise EditInvalid(
+            [
+                fe.required(
+                    "pluginConfig[LowNodeLoad]",
+                    "the document has no LowNodeLoad pluginConfig entry to edit",
+                )
+            ]
+        )
+    _merge(args, patch)
+    try:
+        return document, descheduler_config.load(document)
+    except ConfigurationInvalid as exc:
+        raise EditInvalid(list(exc.errors)) from None
+
+
+def edit_lownodeload_args(
+    row_id: int, patch: Mapping[str, Any], expected_version: int | None, ctx: ChangeContext
+) -> DeschedulerConfiguration:
+    """Merge ``patch`` into LowNodeLoad's args as written; the document is validated as
+    koord-descheduler loads it, and only the patched leaves change (the other fields, the
+    plugins schedboard does not model, stay as they were)."""
+    with transaction.atomic():
+        row = DeschedulerConfiguration.objects.select_for_update().get(pk=row_id)
+        if expected_version is not None and row.version != expected_version:
+            raise StaleVersion(row.version)
+        document, _ = patched(row, patch)
+        before = row.snapshot()
+        row.source = yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
+        row.edited = True
+        row.version += 1
+        row.save()
+        record_change(
+            ctx, row, ChangeAction.UPDATE, before=before, after=row.snapshot(), message=EDITED
+        )
+        return row
+
+
+def mark_pushed(cluster: Cluster, text: str) -> None:
+    """The push wrote ``text``: the next refresh reads what the cluster holds again."""
+    DeschedulerConfiguration.objects.filter(cluster=cluster, source=text, edited=True).update(
+        edited=False
+    )
+
+
+def text_to_push(cluster: Cluster) -> str | None:
+    """The document a push writes: the stored one when it was edited here, else nothing."""
+    row = DeschedulerConfiguration.objects.filter(cluster=cluster, edited=True).first()
+    return None if row is None else row.source
