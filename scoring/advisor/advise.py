@@ -46,12 +46,20 @@ def advise(engine: Engine, decision: Decision, now: datetime | None = None) -> l
         return []
     advisor = _Advisor(engine, decision, now or decision.cycle.now)
     fixes = [*advisor.pod_fixes(), *advisor.policy_fixes(), *advisor.node_fixes()]
-    fixes.sort(key=_order)
-    return fixes[:MAX_FIXES]
+    return _ordered(fixes)[:MAX_FIXES]
 
 
-def _order(fix: Fix) -> tuple[object, ...]:
-    return (fix.candidate.cost, TARGETS.index(fix.target), KINDS.index(fix.kind))
+def _ordered(fixes: list[Fix]) -> list[Fix]:
+    """Each kind's smallest change first, then each kind's next one: the first fixes are
+    the different ways out, each at its smallest. Within a round, by the size of the change,
+    then pod before policy before node."""
+    rank: dict[str, int] = {}
+    keyed = []
+    for fix in sorted(fixes, key=lambda f: f.candidate.cost):
+        round_ = rank[fix.kind] = rank.get(fix.kind, -1) + 1
+        key = (round_, fix.candidate.cost, TARGETS.index(fix.target), KINDS.index(fix.kind))
+        keyed.append((key, fix))
+    return [fix for _, fix in sorted(keyed, key=lambda item: item[0])]
 
 
 class _Advisor:

@@ -20,6 +20,8 @@ from scoring.objects import Node, Pod
 from scoring.quantity import format_amount
 
 CORDON = "NodeUnschedulable"
+# Labels the kubelet and cloud providers set: never proposed for a change by hand.
+MANAGED_LABELS = ("kubernetes.io/", "k8s.io/")
 TRIED = 3  # nodes tried per kind, smallest change first
 
 
@@ -32,7 +34,7 @@ def label_candidates(blockers: Blockers) -> list[Candidate]:
     found = []
     for i in np.flatnonzero(blockers.only((NODE_AFFINITY,))):
         labels = needed_labels(pod, snapshot.nodes[int(i)])
-        if labels:
+        if labels and not any(_managed(key) for key in labels):
             found.append((len(labels), snapshot.node_names[int(i)], labels))
     out = []
     for size, name, labels in sorted(found, key=lambda f: (f[0], f[1]))[:TRIED]:
@@ -48,6 +50,13 @@ def label_candidates(blockers: Blockers) -> list[Candidate]:
             )
         )
     return out
+
+
+def _managed(key: str) -> bool:
+    """``kubernetes.io/hostname``, ``topology.kubernetes.io/zone``, ``node.kubernetes.io/...``:
+    the prefix's domain is (a subdomain of) kubernetes.io or k8s.io."""
+    prefix = key.split("/", 1)[0] + "/" if "/" in key else ""
+    return any(prefix == p or prefix.endswith("." + p) for p in MANAGED_LABELS)
 
 
 def needed_labels(pod: Pod, node: Node) -> dict[str, str | None] | None:

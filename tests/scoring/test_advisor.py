@@ -239,8 +239,13 @@ def test_at_most_ten_smallest_first() -> None:
     decision = engine.evaluate(parse_pod(pod), snapshot, parse_time(NOW))
     fixes = advise(engine, decision)
     assert len(fixes) <= MAX_FIXES
-    costs = [f.candidate.cost for f in fixes]
-    assert costs == sorted(costs)
+    by_kind: dict[str, list[Any]] = {}
+    for fix in fixes:
+        by_kind.setdefault(fix.kind, []).append(fix.candidate.cost)
+    assert all(costs == sorted(costs) for costs in by_kind.values())
+    # each way out at its smallest first, then the next option of each
+    firsts = len(by_kind)
+    assert len({f.kind for f in fixes[:firsts]}) == firsts
 
 
 @pytest.mark.parametrize(
@@ -311,3 +316,10 @@ def test_a_threshold_what_if_shares_state_and_decides_as_a_fresh_build() -> None
         changed = framework.instances["LoadAwareScheduling"]
         changed.share_state(decision.cycle, decision.plugins["LoadAwareScheduling"])  # type: ignore[attr-defined]
         assert framework.evaluate(parse_pod(pod), shared, parse_time(NOW)).to_dict() == expected
+
+
+def test_labels_the_kubelet_sets_are_not_proposed() -> None:
+    pod = pending("web", nodeSelector={"kubernetes.io/hostname": "n9"})
+    fixes, _, _ = fixes_for([node("n1"), node("n2")], pod)
+    assert "label-node" not in kinds(fixes)
+    assert kinds(fixes)[:1] == ["relax-node-selector"]
