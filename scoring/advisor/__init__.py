@@ -9,5 +9,14 @@ docs/advisor.md for the kinds, their patches and their order.
 from scoring.advisor.advise import MAX_FIXES, advise
 from scoring.advisor.fix import Fix
 from scoring.advisor.merge_patch import apply_merge_patch
+from scoring.advisor.sweep import SweepRow, loadaware_sweep, swept_field
 
-__all__ = ["MAX_FIXES", "Fix", "advise", "apply_merge_patch"]
+__all__ = [
+    "MAX_FIXES",
+    "Fix",
+    "SweepRow",
+    "advise",
+    "apply_merge_patch",
+    "loadaware_sweep",
+    "swept_field",
+]

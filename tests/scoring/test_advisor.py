@@ -323,3 +323,25 @@ def test_labels_the_kubelet_sets_are_not_proposed() -> None:
     fixes, _, _ = fixes_for([node("n1"), node("n2")], pod)
     assert "label-node" not in kinds(fixes)
     assert kinds(fixes)[:1] == ["relax-node-selector"]
+
+
+def test_a_threshold_sweep_is_monotonic_and_counts_what_the_filter_refuses() -> None:
+    from scoring.advisor import loadaware_sweep
+
+    cluster = [node(f"n{i}", labels={"pool": "a" if i < 3 else "b"}) for i in range(6)]
+    cluster += [metric(f"n{i}", 4000 + 600 * i) for i in range(6)]  # 50 % .. 88 %
+    cluster += [pending("w1", cpu=200), pending("w2", cpu=200)]
+    engine = Engine(load_configuration(CONFIG))
+    snapshot = Snapshot.from_objects(cluster, warn=lambda _: None)
+    pools = [n.labels["pool"] for n in snapshot.nodes]
+    thresholds = list(range(40, 101, 10))
+    rows = loadaware_sweep(
+        engine, "default-scheduler", snapshot, parse_time(NOW), "cpu", thresholds, pools
+    )
+    filtered = [r.filtered for r in rows]
+    assert filtered == sorted(filtered, reverse=True)
+    usage = [50, 58, 65, 73, 80, 88]  # percent of 8 cores, rounded as the filter rounds
+    assert filtered == [sum(u > t for u in usage) for t in thresholds]
+    assert rows[0].by_pool == {"a": 3, "b": 3} and rows[-1].by_pool == {"a": 0, "b": 0}
+    # a 200m pod adds 170m (85 % scaling) to the idlest node: (4000 + 170) / 8000 = 52 %
+    assert [r.pending_placeable for r in rows] == [0, 0, 2, 2, 2, 2, 2]
