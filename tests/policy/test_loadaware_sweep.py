@@ -79,3 +79,20 @@ def test_bad_input_is_a_400_naming_the_field(
     response = post(api_client, swept, {**BODY, **change})
     assert response.status_code == 400, response.content
     assert list(response.json()) == [field]
+
+
+def test_the_sweep_page_draws_the_rows_and_the_recommendation(
+    client: Any, viewer: User, swept: ClusterSnapshot
+) -> None:
+    client.force_login(viewer)
+    url = f"/clusters/{swept.cluster_id}/loadaware-sweep/"
+    page = client.get(url, {"from": 30, "to": 60, "step": 10}).content.decode()
+    filtered_now = SnapshotTrend.objects.get(snapshot=swept).filtered
+    assert f"40%, {filtered_now} node" in page
+    for threshold in (30, 40, 50, 60):
+        assert f'data-threshold="{threshold}"' in page
+    assert "<svg" in page and 'data-pool="gpu"' in page
+    wrong = client.get(url, {"from": 70, "to": 60}).content.decode()
+    assert 'data-error="to"' in wrong
+    dashboard = client.get("/", {"cluster": swept.cluster_id}).content.decode()
+    assert url in dashboard
