@@ -7,6 +7,11 @@ urlpatterns = [
     path("clusters/<int:pk>/nodes/<str:name>/", views.node_detail, name="node-detail"),
     path("sync/", views.sync_index, name="sync-index"),
     path("clusters/new/", views.cluster_add, name="cluster-add"),
+    path(
+        "clusters/<int:pk>/loadaware-sweep/",
+        views.loadaware_sweep,
+        name="cluster-loadaware-sweep",
+    ),
     path("clusters/<int:pk>/sync/", views.cluster_sync, name="cluster-sync"),
     path("clusters/<int:pk>/sync/plan/", views.cluster_sync_plan, name="cluster-sync-plan"),
     path(

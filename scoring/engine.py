@@ -8,9 +8,10 @@ the name that sorts first. Every node is evaluated (no ``percentageOfNodesToScor
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -138,6 +139,42 @@ class Framework:
             plugins=self.instances,
             pre_score_skipped=pre_score_skipped,
         )
+
+    def feasible(
+        self,
+        pod: Pod,
+        snapshot: Snapshot,
+        now: datetime | None = None,
+        nodes: IntArray | None = None,
+    ) -> IntArray:
+        """The nodes of ``nodes`` (all when None) every filter passes for ``pod``, without
+        scoring: whether a pod can be placed at all, asked of many pods at once (what a change
+        unblocks). Each filter after the first asks only the nodes still passing
+        (``filter_nodes``), and none once no node is left."""
+        cycle = Cycle(pod, snapshot, now or clock_now())
+        skip: set[str] = set()
+        for plugin in self.pre_filters:
+            status = plugin.pre_filter(cycle)
+            if status.code == Code.SKIP:
+                skip.add(plugin.name)
+            elif not status.ok:
+                return np.zeros(0, dtype=np.int64)
+        left: IntArray | None = nodes
+        for plugin in self.filters:
+            if plugin.name in skip:
+                continue
+            if left is None:
+                left = np.flatnonzero(plugin.filter(cycle).passed).astype(np.int64)
+            else:
+                left = left[plugin.filter_nodes(cycle, left).passed]
+            if len(left) == 0:
+                break
+        return np.arange(len(snapshot), dtype=np.int64) if left is None else left
+
+    def with_plugin_args(self, plugin: str, args: Mapping[str, Any]) -> Framework:
+        """This profile with ``plugin``'s args replaced (a what-if of one setting)."""
+        plugin_args = {**self.profile.plugin_args, plugin: args}
+        return Framework(replace(self.profile, plugin_args=plugin_args))
 
     def _run_filters(self, cycle: Cycle, cache: ResultCache | None) -> list[FilterOutcome]:
         n = len(cycle.snapshot)

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -137,6 +137,9 @@ class PodCounts:
     only the vectors its signature is known to match. Vectors are built on first use and the
     least recently used beyond :data:`MAX_CACHED_SELECTORS` are dropped (rebuilt if asked again).
     """
+
+    # Counts matching pods per node, not node labels or taints: Snapshot.variant shares it.
+    reads_node_labels: ClassVar[bool] = False
 
     def __init__(self, snapshot: Snapshot) -> None:
         self._size = len(snapshot)

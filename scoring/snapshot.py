@@ -574,6 +574,56 @@ class Snapshot:
             duplicate: Snapshot = copy.deepcopy(self, shared)
         return duplicate
 
+    def variant(
+        self, nodes: Iterable[Mapping[str, Any]] = (), removed: Iterable[tuple[Pod, int]] = ()
+    ) -> Snapshot:
+        """A cheap what-if of a few changes: ``nodes`` replace the Node objects of the same
+        names and the ``removed`` (pod, node index) pairs are gone; this snapshot is untouched.
+
+        Everything else is shared, read-only: plugin state whose class says it does not read
+        node labels, taints or the cordon (``reads_node_labels = False``) is reused as it is,
+        and so still counts the removed pods (stricter, never looser, for the usage, limit and
+        port checks it serves); every other state is built again on the variant. Unlike
+        :meth:`copy` (seconds on 5,000 nodes) this costs little, but the variant must not be
+        changed further (no :meth:`assume_pod`).
+        """
+        other: Snapshot = copy.copy(self)
+        other.nodes = list(self.nodes)
+        other.generation = self.generation.copy()
+        other.generations = {kind: gens.copy() for kind, gens in self.generations.items()}
+        other.unschedulable = self.unschedulable.copy()
+        for obj in nodes:
+            node = parse_node(obj)
+            index = self.index[node.name]
+            other.nodes[index] = node
+            other.unschedulable[index] = node.unschedulable
+            other.generation[index] += 1
+            other.generations[NODE_EVENT][index] += 1
+        other._labels = {}
+        other._build_taints()
+        removed = list(removed)
+        if removed:
+            other.requested = self.requested.copy()
+            other.non_zero_requested = self.non_zero_requested.copy()
+            other.pods_on_node = list(self.pods_on_node)
+            for pod, index in removed:
+                other.pods_on_node[index] = [p for p in other.pods_on_node[index] if p is not pod]
+                for name, amount in (*pod.requests.items(), ("pods", 1)):
+                    other.requested[index, other.resource_index[name]] -= amount
+                other.non_zero_requested[index] -= pod.non_zero_requests
+                other.generation[index] += 1
+                other.generations[POD_EVENT][index] += 1
+        kept = {
+            key: state
+            for key, state in self._extensions.items()
+            if getattr(state, "reads_node_labels", True) is False
+        }
+        other._extensions = kept
+        other._listeners = [
+            state for state in self._listeners if any(state is k for k in kept.values())
+        ]
+        return other
+
     # -- plugin state -------------------------------------------------------------------------
 
     def extension(self, key: str, factory: Callable[[Snapshot], T]) -> T:
@@ -588,6 +638,18 @@ class Snapshot:
                 self._listeners.append(state)
         result: T = self._extensions[key]
         return result
+
+    @contextmanager
+    def transient_extensions(self) -> Iterator[None]:
+        """Drop the plugin state built inside the block when it ends: state for args tried
+        once (a what-if threshold) is not kept on a snapshot that is cached and reused."""
+        before = set(self._extensions)
+        try:
+            yield
+        finally:
+            for key in set(self._extensions) - before:
+                state = self._extensions.pop(key, None)
+                self._listeners = [other for other in self._listeners if other is not state]
 
     # -- labels -------------------------------------------------------------------------------
 

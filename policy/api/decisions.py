@@ -14,6 +14,7 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import get_object_or_404
 from rest_framework.pagination import CursorPagination
@@ -28,7 +29,7 @@ from policy.api.strict import ModelSerializer, StrictCharField
 from policy.clusters.models import Cluster
 from policy.core.choices import DecisionSource
 from policy.core.params import parse_count
-from policy.decisions import evaluation
+from policy.decisions import evaluation, fixes
 from policy.decisions.filters import DecisionFilterSet
 from policy.decisions.models import PlacementDecision
 from scoring.decision_codec import DEFAULT_RANKED, NodeSelection
@@ -278,6 +279,35 @@ class DecisionViewSet(viewsets.ReadOnlyModelViewSet[PlacementDecision]):
         if self.action == "retrieve":
             context["nodes"] = nodes
         return context
+
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(
+                response=OpenApiTypes.OBJECT,
+                description="`fixes`: each with kind, target, summary, patch, nodes, "
+                "feasibleNodes and, for policy and node fixes, unblocks (docs/advisor.md); "
+                "empty for a scheduled pod. `snapshot`, `configuration`, "
+                "`configurationVersion`: what they were computed on (the cluster's newest "
+                "snapshot and current configuration).",
+            ),
+            400: OpenApiResponse(
+                description="The cluster has no snapshot, or the stored pod "
+                "or the configuration does not evaluate."
+            ),
+            404: OpenApiResponse(description="No such decision."),
+            429: OpenApiResponse(description="Over API_EVALUATE_RATE (see Retry-After)."),
+        },
+    )
+    @action(detail=True, methods=["get"], throttle_classes=[EvaluateThrottle])
+    def fixes(self, request: Request, pk: str | None = None) -> Response:
+        """How to place the decision's pod: changes to the pod, the policy or a few nodes
+        under which the engine, run again on the newest snapshot, places it."""
+        decision = get_object_or_404(PlacementDecision.objects.select_related("cluster"), pk=pk)
+        try:
+            found = fixes.fixes_for(decision)
+        except evaluation.EvaluationError as exc:
+            return Response({exc.field: [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(found.to_dict())
 
 
 def _ids(decision: PlacementDecision) -> dict[str, Any]:

@@ -7,7 +7,8 @@ from typing import Any, cast
 
 from django.contrib.auth.models import User
 from django.db.models import Prefetch, QuerySet
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied
@@ -18,6 +19,7 @@ from rest_framework.views import APIView
 
 from policy.accounts import services as token_services
 from policy.accounts.models import ApiToken
+from policy.accounts.rate_limits import EvaluateThrottle
 from policy.accounts.roles import CanConfigureCluster, IsViewer, roles_of
 from policy.api import policy_views
 from policy.api.filtersets import ClusterFilterSet
@@ -37,6 +39,7 @@ from policy.core import errors
 from policy.policies import rendering
 from policy.policies import services as policies
 from policy.sync.connect import Connected, add_cluster
+from policy.web import sweep
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
 
@@ -180,6 +183,42 @@ class ClusterViewSet(
             "notes": [rendering.COLOCATION_NOTE],
         }
         return Response(ColocationRenderSerializer(body).data)
+
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        responses={
+            200: OpenApiResponse(
+                response=OpenApiTypes.OBJECT,
+                description="`rows`: per threshold from `from` to `to` by `step`, the nodes the "
+                'load filter refuses (`filtered`, as the dashboard\'s "filtered now"), the '
+                "pending pods the profile can place and, with `pool_label`, the refused nodes "
+                "per pool; `current`: the same at the threshold in force; `recommendation`: "
+                "per pool, a threshold from the load recorded over the retained snapshots and "
+                "how it was derived (docs/advisor.md).",
+            ),
+            400: OpenApiResponse(
+                description="A field out of range, an unknown profile or "
+                "resource, or no snapshot; the body names the field."
+            ),
+            429: OpenApiResponse(description="Over API_EVALUATE_RATE (see Retry-After)."),
+        },
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="loadaware-sweep",
+        url_name="loadaware-sweep",
+        permission_classes=[IsViewer],
+        throttle_classes=[EvaluateThrottle],
+    )
+    def loadaware_sweep(self, request: Request, pk: str | None = None) -> Response:
+        """Sweep one LoadAware threshold of a profile (body: profile, resource, from, to,
+        step, pool_label) on the newest snapshot; nothing is saved."""
+        cluster = self.get_object()
+        try:
+            return Response(sweep.sweep(cluster, request.data))
+        except sweep.SweepInvalid as exc:
+            return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
 
 
 class ApiTokenViewSet(

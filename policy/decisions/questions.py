@@ -35,20 +35,9 @@ def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
     cluster = Cluster.objects.filter(pk=payload["cluster"]).first()
     if cluster is None:
         raise EvaluationError("cluster", f"no cluster {payload['cluster']}")
-    stored = _snapshot(cluster, payload.get("snapshot"))
-    try:
-        pod = parse_pod(payload["pod"])
-    except InputError as exc:
-        raise EvaluationError("pod", str(exc)) from None
-    choice = choose_configuration(cluster, payload.get("configuration"))
-    try:
-        engine = engine_for(choice.document, choice.target)
-        decision = evaluate_on(stored, engine, pod)
-    except ConfigurationInvalid as exc:
-        errors = [e.to_dict() for e in exc.errors]
-        raise EvaluationError("configuration", "the configuration is invalid", errors) from None
-    except InputError as exc:
-        raise EvaluationError("pod", str(exc)) from None
+    decision, stored, choice = decide(
+        cluster, payload["pod"], payload.get("configuration"), payload.get("snapshot")
+    )
     page = payload.get("page")
     return answer_for(
         decision,
@@ -57,6 +46,31 @@ def evaluate(payload: dict[str, Any]) -> dict[str, Any]:
         str(payload.get("actual_node") or ""),
         None if page is None else tuple(page),
     )
+
+
+def decide(
+    cluster: Cluster,
+    manifest: dict[str, Any],
+    configuration_id: int | None = None,
+    snapshot_id: int | None = None,
+) -> tuple[Decision, ClusterSnapshot, ConfigurationChoice]:
+    """The engine's decision for ``manifest`` on snapshot ``snapshot_id`` (else the newest)
+    with the cluster's configuration (checked against ``configuration_id``), where the engine
+    state is held; :class:`EvaluationError` names the input at fault."""
+    stored = _snapshot(cluster, snapshot_id)
+    try:
+        pod = parse_pod(manifest)
+    except InputError as exc:
+        raise EvaluationError("pod", str(exc)) from None
+    choice = choose_configuration(cluster, configuration_id)
+    try:
+        engine = engine_for(choice.document, choice.target)
+        return evaluate_on(stored, engine, pod), stored, choice
+    except ConfigurationInvalid as exc:
+        errors = [e.to_dict() for e in exc.errors]
+        raise EvaluationError("configuration", "the configuration is invalid", errors) from None
+    except InputError as exc:
+        raise EvaluationError("pod", str(exc)) from None
 
 
 def answer_for(

@@ -271,6 +271,7 @@ def _loadaware_preset(
         raise WhatIfInvalid({"points": ["give the change in percentage points, e.g. 10 or -10"]})
     current = _checked(document, target, field, "preset")
     changed = 0
+    held: list[str] = []
     for profile, loaded in zip(document["profiles"], current.profiles, strict=True):
         if LOADAWARE not in loaded.enabled_plugins():
             continue
@@ -278,24 +279,39 @@ def _loadaware_preset(
         args = _plugin_args(profile, LOADAWARE)
         for key in ("usageThresholds", "prodUsageThresholds"):
             if defaulted.get(key):
-                args[key] = _moved(defaulted[key], points)
+                args[key] = _moved(defaulted[key], points, held, key)
         aggregated = defaulted.get("aggregated") or {}
         if aggregated.get("usageThresholds"):
             args["aggregated"] = {
                 **(args.get("aggregated") or {}),
-                "usageThresholds": _moved(aggregated["usageThresholds"], points),
+                "usageThresholds": _moved(
+                    aggregated["usageThresholds"], points, held, "aggregated.usageThresholds"
+                ),
             }
         changed += 1
     if not changed:
         raise WhatIfInvalid({field: [f"no profile of the configuration enables {LOADAWARE}"]})
-    return f"LoadAware thresholds {points:+d} points"
+    label = f"LoadAware thresholds {points:+d} points"
+    if held:  # never clamped silently: the label says which values stopped at a bound
+        label += f" (held within 1-100: {', '.join(dict.fromkeys(held))})"
+    return label
 
 
-def _moved(thresholds: Mapping[str, Any], points: int) -> dict[str, int]:
-    return {
-        name: int(value) if not value else min(100, max(1, int(value) + points))
-        for name, value in thresholds.items()
-    }
+def _moved(
+    thresholds: Mapping[str, Any], points: int, held: list[str], field: str
+) -> dict[str, int]:
+    """Each threshold moved by ``points``, within 1-100 (a 0, no threshold, stays 0); each
+    value that a bound stopped is added to ``held`` as "field.name a → b"."""
+    out = {}
+    for name, value in thresholds.items():
+        if not value:
+            out[name] = int(value)
+            continue
+        wanted = int(value) + points
+        out[name] = min(100, max(1, wanted))
+        if out[name] != wanted:
+            held.append(f"{field}.{name} {int(value)} → {out[name]}, not {wanted}")
+    return out
 
 
 @dataclass(frozen=True)

@@ -256,3 +256,20 @@ def node_points(cluster: Cluster, name: str, key: str, *, window: int = WINDOW) 
             continue
         out.append(NodePoint(snapshot["id"], snapshot["taken_at"], *loads))
     return out
+
+
+def usage_samples(cluster: Cluster, key: str, resource: str, *, window: int = WINDOW) -> Any:
+    """Every recorded node load (% of allocatable, as LoadAware sees it: measured usage plus
+    the estimates of recently placed pods) of ``resource`` over the newest ``window``
+    snapshots: ``{node name: [load per snapshot]}`` and how many snapshots had a record."""
+    column = RESOURCES.index(resource)
+    ids = [row["id"] for row in _window(cluster, window)]
+    chosen = _trend_rows(ids, key)
+    blobs = SnapshotTrend.objects.filter(pk__in=[row["id"] for row in chosen.values()])
+    samples: dict[str, list[int]] = {}
+    for data in blobs.values_list("per_node", flat=True):
+        per_node = json.loads(zlib.decompress(bytes(data)))
+        for name, entry in per_node.items():
+            if entry[column] is not None:
+                samples.setdefault(name, []).append(int(entry[column]))
+    return samples, len(chosen)

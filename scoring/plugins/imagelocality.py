@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -53,6 +53,9 @@ class ImageSpread:
     with the spread computed first, as Go does. Rebuilt after a Node change (images are in the
     Node's status); placements do not change it.
     """
+
+    # Reads node images, not node labels or taints: Snapshot.variant shares it.
+    reads_node_labels: ClassVar[bool] = False
 
     def __init__(self, snapshot: Snapshot) -> None:
         self._stale = True

@@ -16,7 +16,7 @@ count array per ``(protocol, port, ip)`` so a conflict check is a few vector ope
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -59,6 +59,9 @@ class UsedPorts:
     Upstream keeps a set per node, so removing one of two pods that share a port frees it; the
     counts here keep it used, which only differs for pods bound in conflict outside the scheduler.
     """
+
+    # Reads host ports of pods, not node labels or taints: Snapshot.variant shares it.
+    reads_node_labels: ClassVar[bool] = False
 
     def __init__(self, snapshot: Snapshot) -> None:
         self._size = len(snapshot)

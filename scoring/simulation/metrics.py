@@ -51,6 +51,9 @@ class ResourceUtilization:
     nodes: int  # nodes that have the resource
     over_threshold: int | None
     limit_oversubscribed: int
+    # Nodes per LoadAware threshold (percent) the over-threshold count used: two runs' counts
+    # compare only when these are equal (a raised threshold lowers the count by definition).
+    thresholds: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -60,6 +63,7 @@ class ResourceUtilization:
             "overThreshold": self.over_threshold,
             "limitOversubscribed": self.limit_oversubscribed,
             "nodes": self.nodes,
+            "thresholds": self.thresholds,
         }
 
 
@@ -81,6 +85,7 @@ def utilization(
     engine: Engine, snapshot: Snapshot, now: datetime, resources: list[str]
 ) -> dict[str, ResourceUtilization]:
     over = over_threshold(engine, snapshot, now)
+    levels = threshold_levels(engine, snapshot, now)
     oversubscribed = limit_oversubscription(engine, snapshot, resources)
     out = {}
     for name in resources:
@@ -98,6 +103,7 @@ def utilization(
             nodes=int(has.sum()),
             over_threshold=None if over is None else over.get(name),
             limit_oversubscribed=oversubscribed[name],
+            thresholds=None if levels is None else levels.get(name),
         )
     return out
 
@@ -117,13 +123,9 @@ def requested_distribution(snapshot: Snapshot, resource: str) -> list[int]:
     return [int(n) for n in np.bincount(index, minlength=bands + 1)]
 
 
-def over_threshold(engine: Engine, snapshot: Snapshot, now: datetime) -> dict[str, int] | None:
-    """Nodes above their LoadAwareScheduling usage threshold, per resource (None without it).
-
-    Uses the first profile that enables the plugin; non-prod thresholds; nodes without a fresh
-    NodeMetric are not load-aware and never count.
-    """
-    plugin = next(
+def _loadaware(engine: Engine) -> LoadAwareScheduling | None:
+    """The first profile's LoadAwareScheduling, if any profile enables it."""
+    return next(
         (
             p
             for f in engine.frameworks.values()
@@ -131,6 +133,15 @@ def over_threshold(engine: Engine, snapshot: Snapshot, now: datetime) -> dict[st
         ),
         None,
     )
+
+
+def over_threshold(engine: Engine, snapshot: Snapshot, now: datetime) -> dict[str, int] | None:
+    """Nodes above their LoadAwareScheduling usage threshold, per resource (None without it).
+
+    Uses the first profile that enables the plugin; non-prod thresholds; nodes without a fresh
+    NodeMetric are not load-aware and never count.
+    """
+    plugin = _loadaware(engine)
     if plugin is None:
         return None
     state = plugin.state(Cycle(parse_pod(_PROBE), snapshot, now))
@@ -140,6 +151,23 @@ def over_threshold(engine: Engine, snapshot: Snapshot, now: datetime) -> dict[st
     ratio = estimated_usage(state, plan, nothing) / state.allocatable_float * 100.0
     over = plan.checked_limits & exceeds(ratio, plan.bounds) & fresh
     return {name: int(over[k].sum()) for k, name in enumerate(state.resources)}
+
+
+def threshold_levels(
+    engine: Engine, snapshot: Snapshot, now: datetime
+) -> dict[str, dict[str, int]] | None:
+    """Per resource, how many load-aware nodes have each non-prod threshold (percent, as
+    text), as :func:`over_threshold` counts against them; None without the plugin."""
+    plugin = _loadaware(engine)
+    if plugin is None:
+        return None
+    state = plugin.state(Cycle(parse_pod(_PROBE), snapshot, now))
+    plan = filter_plan(state, pod_is_prod=False)
+    out = {}
+    for k, name in enumerate(state.resources):
+        values, counts = np.unique(plan.limits[k][plan.candidates], return_counts=True)
+        out[name] = {str(int(v)): int(c) for v, c in zip(values, counts, strict=True)}
+    return out
 
 
 def limit_oversubscription(

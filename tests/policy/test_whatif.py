@@ -569,7 +569,16 @@ def test_presets_derive_a_candidate_from_the_stored_configuration(
 
     was = _loadaware(engine_for(before).config)
     up = whatif.preset_configuration(cluster, "loadaware-thresholds", 10)
-    assert up.label == "LoadAware thresholds +10 points"
+    assert up.label.startswith("LoadAware thresholds +10 points")
+    stopped = [
+        f"usageThresholds.{name} {value} → 100, not {value + 10}"
+        for profile in was
+        for name, value in profile["usageThresholds"].items()
+        if value and value + 10 > 100
+    ]
+    for held in stopped:  # a value a bound stopped is never moved silently
+        assert held in up.label
+    assert ("held within 1-100" in up.label) == bool(stopped)
     now = _loadaware(engine_for(up.document).config)
     assert was and len(now) == len(was)
     for old, new in zip(was, now, strict=True):
@@ -578,6 +587,7 @@ def test_presets_derive_a_candidate_from_the_stored_configuration(
             for name, value in old["usageThresholds"].items()
         }
     down = whatif.preset_configuration(cluster, "loadaware-thresholds", -200)
+    assert "held within 1-100: usageThresholds." in down.label
     assert all(
         set(p["usageThresholds"].values()) <= {0, 1}
         for p in _loadaware(engine_for(down.document).config)

@@ -17,46 +17,75 @@ def band_labels(count: int) -> list[str]:
     return [f"{k * BAND}%" if k < count - 1 else f"≥{k * BAND}%" for k in range(count)]
 
 
+# Two percentages closer than this many points are "same": the spread of a few pods more or
+# less, not a difference between the configurations (docs/what-if.md, "Verdicts").
+NOISE_POINTS = 0.5
+
+
 @dataclass(frozen=True)
 class Metric:
-    """One row of the side-by-side table: a name, both values, and which side is better."""
+    """One row of the side-by-side table: a name, both values, which side is better (0: A,
+    1: B, None: same or not compared) and the verdict in words, naming what it compares."""
 
     name: str
     values: tuple[str, str]
-    better: int | None  # 0: baseline, 1: candidate, None: equal or not comparable
+    better: int | None
+    verdict: str = ""
 
 
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value * 100:.1f}%"
 
 
-def _better(a: float | None, b: float | None, lower_is_better: bool = True) -> int | None:
-    if a is None or b is None or a == b:
-        return None
-    return (0 if a < b else 1) if lower_is_better else (0 if a > b else 1)
+def _counted(
+    name: str,
+    a: int | None,
+    b: int | None,
+    fewer_is_better: bool,
+    unit: str,
+    shown: tuple[str, str] | None = None,
+) -> Metric:
+    """A count: any difference is one (a pod or a node more is not noise)."""
+    values = shown or (str(a), str(b))
+    if a is None or b is None:
+        return Metric(name, values, None, "not compared: one side has no value")
+    if a == b:
+        return Metric(name, values, None, "same")
+    side = (0 if a < b else 1) if fewer_is_better else (0 if a > b else 1)
+    word = "fewer" if (a < b) == (side == 0) else "more"
+    return Metric(name, values, side, f"{'AB'[side]}: {abs(a - b)} {unit} {word}")
+
+
+def _share(name: str, a: float, b: float) -> Metric:
+    """A share of allocatable where lower is better; within the noise rule it is "same"."""
+    values = (_pct(a), _pct(b))
+    points = abs(a - b) * 100
+    if points < NOISE_POINTS:
+        detail = f" ({points:.1f} points, under {NOISE_POINTS} points)" if points else ""
+        return Metric(name, values, None, f"same{detail}")
+    side = 0 if a < b else 1
+    return Metric(name, values, side, f"{'AB'[side]}: {points:.1f} points lower")
+
+
+def _described(name: str, values: tuple[str, str]) -> Metric:
+    """A row that describes a side (what changed) and is no better or worse."""
+    return Metric(name, values, None, "same" if values[0] == values[1] else "changed")
 
 
 def metrics(runs: Sequence[Mapping[str, Any]], resources: Sequence[str]) -> list[Metric]:
     a, b = runs
     rows = [
-        Metric("node thresholds", (_thresholds(a), _thresholds(b)), None),
-        Metric(
-            "pods placed",
-            (str(a["placed"]), str(b["placed"])),
-            _better(a["placed"], b["placed"], False),
-        ),
-        Metric(
-            "pods unschedulable",
-            (str(a["unschedulable"]), str(b["unschedulable"])),
-            _better(a["unschedulable"], b["unschedulable"]),
-        ),
+        _described("node thresholds", (_thresholds(a), _thresholds(b))),
+        _counted("pods placed", a["placed"], b["placed"], False, "pods"),
+        _counted("pods unschedulable", a["unschedulable"], b["unschedulable"], True, "pods"),
     ]
     if a.get("pending") or b.get("pending"):
         rows.append(
             Metric(
                 "pods pending: no profile for their schedulerName",
                 (str(a.get("pending", 0)), str(b.get("pending", 0))),
-                None,  # a missing profile, not a better or worse placement
+                None,
+                "not compared: a missing profile, not a placement",
             )
         )
     for name in resources:
@@ -64,29 +93,44 @@ def metrics(runs: Sequence[Mapping[str, Any]], resources: Sequence[str]) -> list
         if not ua or not ub:
             continue
         rows += [
-            Metric(f"{name} requested, mean", (_pct(ua["mean"]), _pct(ub["mean"])), None),
-            Metric(
-                f"{name} spread (std. dev., lower is more even)",
-                (_pct(ua["stddev"]), _pct(ub["stddev"])),
-                _better(ua["stddev"], ub["stddev"]),
-            ),
-            Metric(
-                f"{name} busiest node",
-                (_pct(ua["max"]), _pct(ub["max"])),
-                _better(ua["max"], ub["max"]),
-            ),
-            Metric(
-                f"{name} nodes over their LoadAware threshold",
-                (_count(ua["overThreshold"]), _count(ub["overThreshold"])),
-                _better(ua["overThreshold"], ub["overThreshold"]),
-            ),
-            Metric(
+            _described(f"{name} requested, mean", (_pct(ua["mean"]), _pct(ub["mean"]))),
+            _share(f"{name} spread (std. dev., lower is more even)", ua["stddev"], ub["stddev"]),
+            _share(f"{name} busiest node", ua["max"], ub["max"]),
+            _over_threshold(name, ua, ub),
+            _counted(
                 f"{name} nodes whose limits exceed allocatable",
-                (str(ua["limitOversubscribed"]), str(ub["limitOversubscribed"])),
-                _better(ua["limitOversubscribed"], ub["limitOversubscribed"]),
+                ua["limitOversubscribed"],
+                ub["limitOversubscribed"],
+                True,
+                "nodes",
             ),
         ]
     return rows
+
+
+def _over_threshold(name: str, ua: Mapping[str, Any], ub: Mapping[str, Any]) -> Metric:
+    """Nodes over their threshold compare only under the same thresholds: with a raised
+    threshold fewer nodes are over it by definition, which says nothing of the placement."""
+    title = f"{name} nodes over their LoadAware threshold"
+    values = (_count(ua["overThreshold"]), _count(ub["overThreshold"]))
+    ta, tb = ua.get("thresholds"), ub.get("thresholds")
+    if ua["overThreshold"] is None or ub["overThreshold"] is None:
+        return Metric(title, values, None, "not compared: LoadAware is off on one side")
+    if ta is None or tb is None:
+        return Metric(title, values, None, "not compared: the thresholds used are not recorded")
+    if ta != tb:
+        return Metric(
+            title,
+            values,
+            None,
+            f"not compared: the thresholds differ (A: {_levels(ta)}; B: {_levels(tb)})",
+        )
+    return _counted(title, ua["overThreshold"], ub["overThreshold"], True, "nodes", values)
+
+
+def _levels(levels: Mapping[str, int]) -> str:
+    parts = sorted(levels.items(), key=lambda item: -item[1])
+    return ", ".join(f"{t}% on {n} node{'s' if n != 1 else ''}" for t, n in parts) or "none"
 
 
 def _thresholds(run: Mapping[str, Any]) -> str:

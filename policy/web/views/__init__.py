@@ -20,6 +20,7 @@ from policy.web.views.policies import (
     policy_revert,
 )
 from policy.web.views.scheduler_import import policy_import
+from policy.web.views.sweep import loadaware_sweep
 from policy.web.views.sync import (
     cluster_sync,
     cluster_sync_job,
@@ -48,6 +49,7 @@ __all__ = [
     "decision_node",
     "evaluate",
     "healthz",
+    "loadaware_sweep",
     "node_detail",
     "policy_create",
     "policy_delete",

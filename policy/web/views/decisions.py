@@ -16,9 +16,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 from policy.accounts.roles import role_required
 from policy.clusters.engine import engine_for
 from policy.clusters.models import Cluster
-from policy.core.choices import DecisionSource, Role
+from policy.core.choices import DecisionOutcome, DecisionSource, Role
 from policy.core.params import parse_id
-from policy.decisions import evaluation
+from policy.decisions import evaluation, fixes
 from policy.decisions.filters import DecisionFilterSet
 from policy.decisions.models import PlacementDecision
 from policy.policies.models import SchedulerConfiguration
@@ -41,6 +41,7 @@ from policy.web.presenters.explain import (
     other_details,
     spread_view,
 )
+from policy.web.presenters.fixes import fix_rows
 from policy.web.rate_limits import EvaluateThrottle, over_rate
 from scoring.errors import ConfigurationInvalid
 from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
@@ -315,8 +316,21 @@ def decision_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "open_group": open_group,
             "group_page": group_page,
             "pod_yaml": yaml.safe_dump(decision.pod, sort_keys=False),
+            "placing": _placing(decision),
         },
     )
+
+
+def _placing(decision: PlacementDecision) -> dict[str, Any] | None:
+    """The verified fixes for an unschedulable decision's pod, on the newest snapshot (None
+    for a scheduled pod; ``error`` when they cannot be computed)."""
+    if decision.outcome == DecisionOutcome.SCHEDULED:
+        return None
+    try:
+        found = fixes.fixes_for(decision)
+    except evaluation.EvaluationError as exc:
+        return {"error": str(exc), "rows": []}
+    return {"rows": fix_rows(found.fixes), "snapshot": found.snapshot_id, "error": None}
 
 
 @role_required(Role.VIEWER)

@@ -274,6 +274,7 @@ def whatif_detail(request: HttpRequest, pk: int) -> HttpResponse:
             sides=result["runs"],
             pending_notes=present.pending_notes(result["runs"]),
             metrics=present.metrics(result["runs"], resources),
+            noise_points=present.NOISE_POINTS,
             outcome=present.outcome_chart(result, resources),
             spread=present.spread_chart(result),
             distributions=[

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -67,6 +68,9 @@ def pod_term_groups(pod: Pod) -> list[TermGroup]:
 
 class ExistingTerms:
     """Per distinct term group: how many pods on each node carry it."""
+
+    # Counts the terms of pods on each node, not node labels or taints: Snapshot.variant shares it.
+    reads_node_labels: ClassVar[bool] = False
 
     def __init__(self, snapshot: Snapshot) -> None:
         self._size = len(snapshot)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -98,6 +99,9 @@ class LimitTotals:
     Built once from the pods bound in the snapshot, then updated by ``pod_added`` /
     ``pod_removed`` (Reserve/Unreserve), never recomputed per evaluation.
     """
+
+    # Reads pod limits, not node labels or taints: Snapshot.variant shares it.
+    reads_node_labels: ClassVar[bool] = False
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.columns: dict[str, int] = {name: i for i, name in enumerate(BASE_RESOURCES)}

@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -118,6 +118,9 @@ class Ratio:
 
 class NodeRatios:
     """The ratio of every node, its capacity arrays, and per-node errors (a snapshot extension)."""
+
+    # Reads allocatable and annotations, not node labels or taints: Snapshot.variant shares it.
+    reads_node_labels: ClassVar[bool] = False
 
     def __init__(self, snapshot: Snapshot, default: Mapping[str, Any]) -> None:
         self.snapshot = snapshot

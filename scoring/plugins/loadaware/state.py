@@ -8,9 +8,10 @@ per cycle (upstream's PreFilter writes the estimate to CycleState).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -55,6 +56,10 @@ def _overlay_raw_allocatable(
 
 class LoadAwareState:
     """Everything LoadAwareScheduling derives from one snapshot under one set of args."""
+
+    # Reads NodeMetrics, allocatable and annotations, not node labels or taints:
+    # Snapshot.variant shares it.
+    reads_node_labels: ClassVar[bool] = False
 
     def __init__(self, snapshot: Snapshot, args: LoadAwareArgs, now: datetime) -> None:
         self._snapshot = snapshot
@@ -103,6 +108,15 @@ class LoadAwareState:
         else:
             return
         self.memo = {}
+
+    def with_thresholds(self, args: LoadAwareArgs) -> LoadAwareState:
+        """This state under ``args`` that differ from its own in usage thresholds only (a
+        what-if of a threshold): NodeMetrics, estimates and the assign cache are shared as
+        they are; the thresholds and the plans derived from them are new."""
+        other = copy.copy(self)
+        other.thresholds = NodeThresholds(self._snapshot, args, self.resources)
+        other.memo = {}
+        return other
 
     def tick(self, now: datetime) -> None:
         """The cache's clock: pods it sees from now on without PodScheduled are stamped ``now``."""
