@@ -14,6 +14,8 @@
 // - a resource map's rows ([data-resource-rows], the policy editors) get add and remove
 //   buttons and a picker that puts a known resource in an empty (or new) row; without the
 //   script the server offers blank rows, and a cleared row is no entry.
+// - a button marked data-copy="ID" (hidden without the script) copies that field's value to
+//   the clipboard (the new API token's key); the field stays selectable either way.
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
@@ -154,6 +156,22 @@
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-poll]").forEach(poll);
     document.querySelectorAll("[data-resource-rows]").forEach(resourceRows);
+
+    document.querySelectorAll("button[data-copy]").forEach(function (button) {
+      var field = document.getElementById(button.dataset.copy);
+      if (!field) { return; }
+      button.hidden = false;
+      button.addEventListener("click", function () {
+        field.select();
+        var done = function () { button.textContent = "Copied"; };
+        if (navigator.clipboard && window.isSecureContext) {
+          navigator.clipboard.writeText(field.value).then(done, function () { document.execCommand("copy"); done(); });
+        } else {
+          document.execCommand("copy");
+          done();
+        }
+      });
+    });
 
     document.querySelectorAll("form[data-busy]").forEach(function (form) {
       form.addEventListener("submit", function (event) {

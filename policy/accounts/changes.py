@@ -125,8 +125,14 @@ def record_change(
 
 def history(obj: VersionedModel) -> Any:
     """The change-log rows of ``obj``, newest first."""
+    return history_of(type(obj), obj.pk)
+
+
+def history_of(model: type[VersionedModel], pk: int) -> Any:
+    """The change-log rows of the ``model`` object ``pk``, newest first; they outlive it, so a
+    deleted object's history stays readable."""
     return PolicyChange.objects.filter(
-        content_type=ContentType.objects.get_for_model(type(obj)), object_id=obj.pk
+        content_type=ContentType.objects.get_for_model(model), object_id=pk
     )
 
 

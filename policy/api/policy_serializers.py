@@ -540,6 +540,18 @@ class NodeThresholdRowSerializer(serializers.Serializer[Any]):
     matching = serializers.ListField(
         child=StrictCharField(), help_text="Every enabled policy targeting the node."
     )
+    current = StrictCharField(
+        allow_null=True,
+        help_text="The annotation the node carries in the snapshot; null: the args govern.",
+    )
+    owned = serializers.BooleanField(help_text="schedboard wrote `current`.")
+    governed_by = StrictCharField(help_text="Who decides the node's thresholds now.")
+    push = serializers.ChoiceField(
+        choices=["keep", "write", "remove", "leave"],
+        help_text="What a push does: keep (already so), write `value`, remove schedboard's "
+        "own, or leave someone else's annotation alone (`value` then does not apply).",
+    )
+    reason = StrictCharField(help_text="Why, in a sentence.")
 
 
 class SnapshotRefSerializer(serializers.Serializer[Any]):

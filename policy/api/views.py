@@ -39,6 +39,7 @@ from policy.core import errors
 from policy.policies import rendering
 from policy.policies import services as policies
 from policy.sync.connect import Connected, add_cluster
+from policy.sync.thresholds_in_force import thresholds_in_force
 from policy.web import sweep
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
@@ -136,7 +137,7 @@ class ClusterViewSet(
         cluster = self.get_object()
         at = policy_views.parse_at(request)
         try:
-            stored, local, rows = rendering.render_node_thresholds(cluster, at)
+            stored, local, rows = thresholds_in_force(cluster, at)
         except rendering.NoSnapshot as exc:
             raise NotFound(str(exc)) from None
         body = {
@@ -147,7 +148,7 @@ class ClusterViewSet(
             "nodes": [
                 {
                     "node": row.node,
-                    "value": row.value,
+                    "value": row.desired,
                     "policy": (
                         {
                             "id": row.policy.pk,
@@ -158,6 +159,7 @@ class ClusterViewSet(
                         else None
                     ),
                     "matching": list(row.matching),
+                    **row.as_dict(),
                 }
                 for row in rows
             ],

@@ -120,7 +120,7 @@ def latest_snapshot(cluster: Cluster) -> ClusterSnapshot:
     return stored
 
 
-def _engine_snapshot(stored: ClusterSnapshot) -> Snapshot:
+def engine_snapshot(stored: ClusterSnapshot) -> Snapshot:
     from policy.clusters.engine import snapshot_for
 
     return snapshot_for(stored)
@@ -136,7 +136,7 @@ def threshold_warnings(policy: NodeThresholdPolicy) -> list[str]:
     stored = policy.cluster.latest_snapshot()
     if stored is None:
         return []
-    known = set(_engine_snapshot(stored).resources)
+    known = set(engine_snapshot(stored).resources)
     warnings = []
     for field in THRESHOLD_FIELDS:
         for name in sorted(set(getattr(policy, field) or {}) - known):
@@ -168,7 +168,7 @@ def render_node_thresholds(
     the highest priority wins, then the oldest policy.
     """
     stored = stored or latest_snapshot(cluster)
-    snapshot = _engine_snapshot(stored)
+    snapshot = engine_snapshot(stored)
     local = local_time(cluster, at)
     policies = list(cluster.threshold_policies.filter(enabled=True).order_by("-priority", "id"))
     masks = [policy_mask(snapshot, policy) for policy in policies]
@@ -197,7 +197,7 @@ def preview_policy(
 ) -> tuple[ClusterSnapshot, datetime, list[str]]:
     """The nodes of the newest snapshot the policy targets (whatever its window)."""
     stored = latest_snapshot(policy.cluster)
-    snapshot = _engine_snapshot(stored)
+    snapshot = engine_snapshot(stored)
     mask = policy_mask(snapshot, policy)
     names = [name for name, hit in zip(snapshot.node_names, mask, strict=True) if hit]
     return stored, local_time(policy.cluster, at), names

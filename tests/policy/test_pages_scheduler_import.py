@@ -151,7 +151,9 @@ def test_replacing_lists_replaced_and_deleted_profiles_and_checks_the_version(
         ("default-scheduler", "replaces"),
         ("batch", "new"),
     ]
-    assert plan.removed == ["gone"]
+    assert [p.scheduler_name for p in plan.removed] == ["gone"]
+    gone = SchedulerProfile.objects.get(scheduler_name="gone")
+    assert plan.removed[0].pk == gone.pk and plan.removed[0].version == gone.version
     # Someone changes it meanwhile: the save is refused, the document is kept.
     policies.SchedulerConfigurationService().update(
         configuration.pk, {"parallelism": 2}, SYSTEM, expected_version=configuration.version
@@ -163,7 +165,8 @@ def test_replacing_lists_replaced_and_deleted_profiles_and_checks_the_version(
     assert "Import over their change" in html_of(response)
     current = SchedulerConfiguration.objects.get()
     response = client.post(
-        "/policies/configurations/import/", {**form, "version": current.version, "save": "1"}
+        "/policies/configurations/import/",
+        {**form, "version": current.version, "save": "1", "delete": [str(gone.pk)]},
     )
     assert response.status_code == 302
     assert sorted(SchedulerProfile.objects.values_list("scheduler_name", flat=True)) == [
@@ -249,7 +252,7 @@ def test_an_unnamed_profile_is_not_the_same_as_a_named_default_scheduler(
     )
     plan = response.context["plan"]
     assert plan.profiles[0].action == "new"
-    assert plan.removed == ["default-scheduler (schedulerName not set)"]
+    assert [p.scheduler_name for p in plan.removed] == ["default-scheduler (schedulerName not set)"]
 
 
 def test_hostile_documents_are_errors_not_crashes(
@@ -271,3 +274,59 @@ def test_hostile_documents_are_errors_not_crashes(
         assert response.context["form"]["document"].value() == text
     assert client.get("/policies/configurations/import/").status_code == 404
     assert client.get("/policies/configurations/import/?cluster=999").status_code == 404
+
+
+def test_deleting_profiles_needs_each_one_confirmed(
+    client: Client, editor: User, cluster: Any
+) -> None:
+    """An import that deletes profiles saves only once each deletion is ticked; afterwards the
+    deleted profile's and its LoadAware args' history pages still answer."""
+    configuration = policies.SchedulerConfigurationService().create({"cluster": cluster}, SYSTEM)
+    for position, name in enumerate(("default-scheduler", "gone", "old")):
+        policies.ProfileService().create(
+            {"configuration": configuration, "scheduler_name": name, "position": position},
+            SYSTEM,
+        )
+    gone = SchedulerProfile.objects.get(scheduler_name="gone")
+    old = SchedulerProfile.objects.get(scheduler_name="old")
+    args = policies.LoadAwareArgsService().create(
+        {"profile": gone, "usage_thresholds": {"cpu": 65}}, SYSTEM
+    )
+    configuration.refresh_from_db()
+    client.force_login(editor)
+    url = "/policies/configurations/import/"
+    form = {"cluster": str(cluster.pk), "document": DOCUMENT, "version": configuration.version}
+
+    preview = html_of(client.post(url, {**form, "preview": "1"}))
+    assert "This import deletes 2 profiles" in preview
+    assert f'name="delete" value="{gone.pk}"' in preview
+    assert f'name="delete" value="{old.pk}"' in preview
+    assert "Import, deleting 2 profiles" in preview
+    assert f"/policies/loadaware/{args.pk}/history/" in preview
+
+    # Saving without ticking, or ticking only one: refused, nothing saved, the ticks kept.
+    for ticked, missing in (([], "gone, old"), ([str(gone.pk)], "old")):
+        response = client.post(url, {**form, "save": "1", "delete": ticked})
+        assert response.status_code == 400
+        html = html_of(response)
+        assert "tick each one to confirm deleting it" in html
+        assert f"(not ticked: {missing})" in html
+        assert SchedulerProfile.objects.filter(pk__in=[gone.pk, old.pk]).count() == 2
+    assert f'value="{gone.pk}" form="import-form" checked' in html
+
+    response = client.post(url, {**form, "save": "1", "delete": [str(gone.pk), str(old.pk)]})
+    assert response.status_code == 302
+    assert not SchedulerProfile.objects.filter(pk__in=[gone.pk, old.pk]).exists()
+    assert not LoadAwareSchedulingArgs.objects.filter(pk=args.pk).exists()
+
+    # The deleted objects' history stays readable; their pages lead there.
+    for kind, pk, name in (("profiles", gone.pk, "gone"), ("loadaware", args.pk, "gone")):
+        history = client.get(f"/policies/{kind}/{pk}/history/")
+        assert history.status_code == 200
+        text = html_of(history)
+        assert "(deleted)" in text and 'id="deleted-notice"' in text and name in text
+        assert "Revert to" not in text
+        detail = client.get(f"/policies/{kind}/{pk}/")
+        assert detail.status_code == 302
+        assert detail["Location"] == f"/policies/{kind}/{pk}/history/"
+    assert client.get("/policies/profiles/999999/history/").status_code == 404

@@ -112,7 +112,7 @@ def test_evaluate_a_pod_and_read_why_nodes_were_filtered(
     page.wait_for_url(re.compile(r"/decisions/\d+/$"))
     assert page.title().endswith(": analytics/batch-7 · schedboard")
     assert page.get_by_role("heading", name=re.compile("^Winner: ")).is_visible()
-    ranked = page.locator("#ranking tbody tr")
+    ranked = page.locator("#ranking tbody.ranked-node")  # one per node: its line and breakdown
     assert 1 <= ranked.count() <= 10
 
     # Filtered nodes come grouped by reason; the first (largest) group is open: read a node's

@@ -279,6 +279,25 @@ def _apply_single(
 # Node annotations
 
 
+# What a push does with one node's annotation (:func:`annotation_action`).
+KEEP = "keep"  # it already holds the wanted value (or neither has one)
+WRITE = "write"  # absent, or schedboard's own: set to the wanted value
+REMOVE = "remove"  # schedboard's own, and nothing is wanted any more
+LEAVE = "leave"  # someone else's: never touched
+
+
+def annotation_action(current: str | None, want: str | None, owned: bool) -> tuple[str, bool]:
+    """(action, owned afterwards) for a node whose annotation is ``current`` when the policies
+    want ``want`` and schedboard wrote it before (``owned``): schedboard writes where the
+    annotation is absent or its own, removes only its own, and leaves anyone else's alone.
+    The one rule the push, the dry-run and every page's "what is in force" follow."""
+    if current == want:
+        return KEEP, owned if current is not None else False
+    if want is not None:
+        return (WRITE, True) if current is None or owned else (LEAVE, False)
+    return (REMOVE, False) if owned else (LEAVE, False)
+
+
 def _node_change(
     node: Json | None,
     name: str,
@@ -286,23 +305,20 @@ def _node_change(
     owned: bool,
     annotation: str,
 ) -> tuple[Change | None, str | None, bool]:
-    """(change, note, owned afterwards) for one node. Schedboard writes where the annotation is
-    absent or its own, removes only its own, and leaves anyone else's alone."""
+    """(change, note, owned afterwards) for one node, by :func:`annotation_action`."""
     if node is None:
         note = f"node {name} no longer exists" if want is not None else None
         return None, note, False
     current = (node["metadata"].get("annotations") or {}).get(annotation)
     field_name = f"metadata.annotations[{annotation}]"
-    version = _version(node)
-    if want is not None:
-        if current == want:
-            return None, None, owned
-        if current is None or owned:
-            return Change("Node", "", name, field_name, current, want, version), None, True
-        return None, f"node {name}: {annotation} was set by someone else; left alone", False
-    if owned and current is not None:
-        return Change("Node", "", name, field_name, current, None, version), None, False
-    return None, None, False
+    action, owns = annotation_action(current, want, owned)
+    if action == WRITE:
+        return Change("Node", "", name, field_name, current, want, _version(node)), None, owns
+    if action == REMOVE:
+        return Change("Node", "", name, field_name, current, None, _version(node)), None, owns
+    if action == LEAVE and want is not None:
+        return None, f"node {name}: {annotation} was set by someone else; left alone", owns
+    return None, None, owns
 
 
 def _plan_nodes(

@@ -4,6 +4,7 @@ filtered nodes grouped by plugin and reason, a few of each shown and the rest on
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,64 @@ class RankedNode:
     total: int | None
     scores: list[ScoreCell | None]
     loadaware: str
+    plugins: tuple[str, ...] = ()  # the score plugins, in the order of ``scores``
+
+    @property
+    def parts(self) -> list[tuple[str, ScoreCell | None]]:
+        """(plugin, score): the breakdown shown when the row is expanded."""
+        return list(zip(self.plugins, self.scores, strict=True))
+
+
+@dataclass(frozen=True)
+class PluginDelta:
+    """One score plugin's part in #1's lead over #2 (weighted points; None: it did not score)."""
+
+    plugin: str
+    weight: int
+    first: ScoreCell | None
+    second: ScoreCell | None
+
+    @property
+    def words(self) -> list[str]:
+        return camel_words(self.plugin)
+
+    @property
+    def delta(self) -> int:
+        return (self.first.weighted if self.first else 0) - (
+            self.second.weighted if self.second else 0
+        )
+
+
+@dataclass(frozen=True)
+class Lead:
+    """Why the best ranked node beat the second: the total gap and each plugin's share of it,
+    largest first (plugins scoring both alike last)."""
+
+    first: RankedNode
+    second: RankedNode
+    parts: list[PluginDelta]
+
+    @property
+    def gap(self) -> int:
+        return (self.first.total or 0) - (self.second.total or 0)
+
+    @property
+    def deciding(self) -> list[PluginDelta]:
+        """The plugins that scored the two differently."""
+        return [part for part in self.parts if part.delta]
+
+
+def lead_of(ranked: Sequence[RankedNode], plugins: Sequence[tuple[str, int]]) -> Lead | None:
+    """#1 against #2 per score plugin (None with fewer than two ranked nodes)."""
+    if len(ranked) < 2:
+        return None
+    first, second = ranked[0], ranked[1]
+    parts = [
+        PluginDelta(plugin, weight, a, b)
+        for (plugin, weight), a, b in zip(plugins, first.scores, second.scores, strict=True)
+    ]
+    parts.sort(key=lambda part: (-abs(part.delta), part.plugin))
+    return Lead(first, second, parts)
 
 
 @dataclass(frozen=True)
@@ -148,6 +207,22 @@ class DecisionView:
         return any(node.loadaware for node in self.ranked[:TOP_RANKED])
 
     @property
+    def score_columns(self) -> list[tuple[list[str], int]]:
+        """(the plugin's name in words, weight) per score plugin: a column heading that wraps
+        between the words of ``NodeResourcesBalancedAllocation``."""
+        return [(camel_words(plugin), weight) for plugin, weight in self.score_plugins]
+
+    @property
+    def breakdown_span(self) -> int:
+        """Columns an expanded row's breakdown spans (all but the rank's)."""
+        return 2 + len(self.score_plugins)
+
+    @property
+    def lead(self) -> Lead | None:
+        """Why #1 beat #2, per score plugin."""
+        return lead_of(self.ranked, self.score_plugins)
+
+    @property
     def winner_parts(self) -> list[tuple[str, int, ScoreCell | None]]:
         """(plugin, weight, score) of the winner, one per score plugin."""
         if self.winner is None:
@@ -156,6 +231,11 @@ class DecisionView:
             (plugin, weight, cell)
             for (plugin, weight), cell in zip(self.score_plugins, self.winner.scores, strict=True)
         ]
+
+
+def camel_words(name: str) -> list[str]:
+    """``NodeResourcesFit`` -> ``["Node", "Resources", "Fit"]`` (runs of capitals kept)."""
+    return re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+|[^A-Za-z0-9]+", name) or [name]
 
 
 def _failures(entry: Mapping[str, Any]) -> list[Failure]:
@@ -203,6 +283,7 @@ def decision_view(
                     total=entry.get("totalScore"),
                     scores=cells,
                     loadaware=loadaware_summary(entry.get("details")),
+                    plugins=tuple(names),
                 )
             )
             continue

@@ -18,11 +18,13 @@ import yaml
 from django.forms.utils import pretty_name
 
 from policy.accounts.models import PolicyChange
+from policy.clusters.gateway.apply import KEEP, LEAVE
 from policy.clusters.models import Cluster
 from policy.policies import rendering
 from policy.policies.documents import AGGREGATED_FIELDS, ARGS_FIELDS, build_document
 from policy.policies.models import NodeThresholdPolicy, SchedulerConfiguration
 from policy.policies.services import PolicyInvalid
+from policy.sync.thresholds_in_force import NodeThresholdInForce, thresholds_in_force
 from policy.web import format as fmt
 from scoring.plugins.loadaware.args import default_args
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
@@ -119,24 +121,46 @@ def render_thresholds(cluster: Cluster, at: datetime | None = None) -> Rendered:
     moment = "now" if at is None else "then"
     title = f"{ANNOTATION_USAGE_THRESHOLDS} per node ({moment}, newest snapshot)"
     try:
-        _, local, rows = rendering.render_node_thresholds(cluster, at)
+        _, local, rows = thresholds_in_force(cluster, at)
     except rendering.NoSnapshot as exc:
         return Rendered(title, "", str(exc))
-    lines = [f"{row.node}: {row.value if row.value is not None else '(none)'}" for row in rows]
+    lines = [_threshold_line(row) for row in rows]
     return Rendered(f"{title}, at {local:%H:%M} {cluster.timezone}", "\n".join(lines) + "\n")
+
+
+def _threshold_line(row: NodeThresholdInForce) -> str:
+    """What schedboard writes to the node; a node whose annotation is someone else's says so."""
+    value = row.desired if row.desired is not None else "(none)"
+    if row.action == LEAVE:
+        return f"{row.node}: left alone, set outside schedboard: {row.current} (would be {value})"
+    return f"{row.node}: {value}"
+
+
+@dataclass(frozen=True)
+class ThresholdGroup:
+    """Nodes that end up alike: the annotation governing them (``value``; "(none)": the args),
+    the policy it comes from ("" when none, or when it is someone else's), and ``status``
+    (in force, after a push, or left alone and why), from :mod:`policy.sync.thresholds_in_force`."""
+
+    value: str
+    by: str
+    status: str
+    action: str
+    nodes: list[str]
 
 
 @dataclass(frozen=True)
 class ThresholdPreview:
     """What a node threshold policy does at one moment: the nodes it targets, whether its
-    window is open then, and which annotation each of those nodes gets then (from this policy
-    or another with a higher priority), grouped by value."""
+    window is open then, and which annotation governs each of those nodes then (from this
+    policy, another with a higher priority, or someone else's that a push leaves alone),
+    grouped."""
 
     nodes: list[str]
     active: bool
     local: datetime
     when: str  # "now", "at 02:00", "while its time window is open (22:00–06:00), at 22:00"
-    groups: list[tuple[str, str, list[str]]]  # (annotation or "(none)", policy or "", nodes)
+    groups: list[ThresholdGroup]
     no_match: str  # a warning when it targets no node
 
     @property
@@ -144,6 +168,17 @@ class ThresholdPreview:
         """The wall-clock time in the cluster's time zone (a template's ``time`` filter would
         show it in the server's)."""
         return f"{self.local:%H:%M}"
+
+
+def _group_key(row: NodeThresholdInForce) -> tuple[str, str, str, str]:
+    """(value, policy, status, action): what governs the node once a push has run."""
+    if row.action == LEAVE:
+        return (row.current or "(none)", "", row.reason, row.action)
+    by = row.policy.name if row.policy else ""
+    status = "after a push" if row.push_writes else "in force"
+    if row.action == KEEP and row.foreign:
+        status = "in force (set outside schedboard, same value)"
+    return (row.desired or "(none)", by, status, row.action)
 
 
 def no_match_warning(policy: NodeThresholdPolicy) -> str:
@@ -163,19 +198,18 @@ def threshold_preview(
 ) -> ThresholdPreview:
     """Raises :class:`rendering.NoSnapshot` when the cluster has no snapshot."""
     _, local, names = rendering.preview_policy(policy, at)
-    _, _, rows = rendering.render_node_thresholds(policy.cluster, at)
+    _, _, rows = thresholds_in_force(policy.cluster, at)
     targeted = set(names)
-    grouped: dict[tuple[str, str], list[str]] = {}
+    grouped: dict[tuple[str, str, str, str], list[str]] = {}
     for row in rows:
         if row.node in targeted:
-            key = (row.value or "(none)", row.policy.name if row.policy else "")
-            grouped.setdefault(key, []).append(row.node)
+            grouped.setdefault(_group_key(row), []).append(row.node)
     return ThresholdPreview(
         nodes=names,
         active=policy.is_active_at(local.time().replace(tzinfo=None)),
         local=local,
         when=when,
-        groups=[(value, name, nodes) for (value, name), nodes in grouped.items()],
+        groups=[ThresholdGroup(*key, nodes) for key, nodes in grouped.items()],
         no_match="" if names else no_match_warning(policy),
     )
 

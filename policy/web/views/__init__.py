@@ -31,6 +31,7 @@ from policy.web.views.sync import (
     cluster_sync_target,
     sync_index,
 )
+from policy.web.views.tokens import token_list, token_revoke
 from policy.web.views.whatif import whatif_cancel, whatif_detail, whatif_list
 
 __all__ = [
@@ -61,6 +62,8 @@ __all__ = [
     "policy_revert",
     "readyz",
     "sync_index",
+    "token_list",
+    "token_revoke",
     "whatif_cancel",
     "whatif_detail",
     "whatif_list",

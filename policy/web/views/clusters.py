@@ -17,8 +17,8 @@ from policy.clusters.snapshots import summarize
 from policy.core.choices import Role
 from policy.core.params import parse_id
 from policy.decisions import descheduling, stats
-from policy.policies import rendering
 from policy.sync import status as sync_status
+from policy.sync.thresholds_in_force import node_in_force, owned_nodes
 from policy.web import trends
 from policy.web.links import edit_links
 from policy.web.pages import (
@@ -38,6 +38,7 @@ from policy.web.presenters import descheduling as descheduling_presenter
 from policy.web.presenters import trends as trend_ui
 from policy.web.presenters.explain import loadaware_lines, metric_line
 from scoring.errors import InputError
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
 DEFAULT_PAGE_SIZE = 50
 
@@ -120,6 +121,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         ),
         "expiry": load.args.expiration_seconds,
         "descheduling": _descheduling_panel(cluster),
+        "owned_annotations": owned_nodes(cluster),  # the others' annotations: set outside
     }
     template = (
         "policy/partials/node_table.html"
@@ -180,13 +182,6 @@ def _load_trends(cluster: Cluster, source: LoadAwareSource, page_load: PageLoad)
     }
 
 
-def _threshold_policy(cluster: Cluster, stored: Any, name: str) -> Any:
-    """Which node threshold policy gives this node its annotation now (and which others
-    target it), as a push would write it."""
-    _, _, rows = rendering.render_node_thresholds(cluster, stored=stored)
-    return next((row for row in rows if row.node == name), None)
-
-
 @role_required(Role.VIEWER)
 @require_GET
 def node_detail(request: HttpRequest, pk: int, name: str) -> HttpResponse:
@@ -215,7 +210,8 @@ def node_detail(request: HttpRequest, pk: int, name: str) -> HttpResponse:
         "metric": metric_line(detail.loadaware.get("nodeMetric")),
         "can_edit": can_edit_policy(request.user),
         "edit_links": edit_links(cluster) if can_edit_policy(request.user) else [],
-        "threshold_policy": _threshold_policy(cluster, stored, name),
+        "in_force": node_in_force(cluster, stored, name),
+        "in_force_annotation": ANNOTATION_USAGE_THRESHOLDS,
         "trend_points": node_points,
         "trend": trend_ui.node_chart(name, node_points),
         "recent_decisions": stats.recent_on_node(cluster, name),

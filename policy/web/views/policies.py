@@ -23,7 +23,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from policy.accounts.changes import ChangeContext, history
+from policy.accounts.changes import ChangeContext, history, history_of
 from policy.accounts.roles import can_edit_policy, role_required
 from policy.clusters.models import Cluster
 from policy.core.choices import Role
@@ -229,7 +229,9 @@ def policy_index(request: HttpRequest) -> HttpResponse:
 @role_required(Role.VIEWER)
 def policy_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     editor = editor_for(kind)
-    obj = _object(editor, pk)
+    obj = _object_or_history(editor, pk)
+    if isinstance(obj, HttpResponse):
+        return obj
     cluster = editor.cluster_of(obj)
     form = editor.form(instance=obj)
     form.for_cluster(cluster, new=False)
@@ -570,7 +572,9 @@ VERSION_MISSING = (
 @role_required(Role.VIEWER)
 def policy_history(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     editor = editor_for(kind)
-    obj = _object(editor, pk)
+    obj = editor.model._default_manager.filter(pk=pk).first()
+    if obj is None:
+        return _deleted_history(request, editor, pk)
     changes = list(history(obj).select_related("content_type")[:100])
     every_field = request.GET.get("fields") == "all"
     form = editor.form()
@@ -592,6 +596,46 @@ def policy_history(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
             "can_edit": can_edit_policy(request.user),
         },
     )
+
+
+def _deleted_history(request: HttpRequest, editor: Editor, pk: int) -> HttpResponse:
+    """The recorded changes of an object deleted since (by hand or by an import): read-only,
+    its last entry the deletion. A 404 only when nothing was ever recorded under ``pk``."""
+    changes = list(history_of(editor.model, pk).select_related("content_type", "cluster")[:100])
+    if not changes:
+        raise Http404(f"No {editor.noun} {pk}, and no recorded change of one.")
+    last = changes[0]
+    form = editor.form()
+    labels = {name: str(form[name].label) for name in form.fields}
+    every_field = request.GET.get("fields") == "all"
+    name = f"{editor.noun} {last.object_repr}"
+    return render(
+        request,
+        "policy/policies/history.html",
+        {
+            "editor": editor,
+            "obj": None,
+            "deleted": last,
+            "title": f"History of {name} (deleted)",
+            "obj_label": f"{name[:1].upper()}{name[1:]} (deleted)",
+            "cluster": last.cluster,
+            "entries": [
+                ui.history_entry(change, -1, labels, every_field=every_field) for change in changes
+            ],
+            "every_field": every_field,
+            "can_edit": False,
+        },
+    )
+
+
+def _object_or_history(editor: Editor, pk: int) -> Any:
+    """The object, or a redirect to its history when it was deleted (a 404 if never known)."""
+    obj = editor.model._default_manager.filter(pk=pk).first()
+    if obj is None and history_of(editor.model, pk).exists():
+        return redirect("policy-history", editor.slug, pk)
+    if obj is None:
+        raise Http404(f"No {editor.noun} {pk}.")
+    return obj
 
 
 @role_required(Role.VIEWER)

@@ -29,7 +29,11 @@ from policy.core.choices import Role
 from policy.core.params import parse_id
 from policy.policies import documents
 from policy.policies import services as policies
-from policy.policies.models import SchedulerConfiguration
+from policy.policies.models import (
+    LoadAwareSchedulingArgs,
+    SchedulerConfiguration,
+    SchedulerProfile,
+)
 from policy.web.editors import EDITORS
 from policy.web.views.policies import conflict_notice, detail_url, dry_run, require_editor
 from scoring.config.catalog import CATALOG
@@ -71,12 +75,34 @@ class ProfilePlan:
 
 
 @dataclass
+class RemovedProfile:
+    """A profile the document does not name: importing deletes it, with its plugin args and
+    LoadAware args (their history stays readable)."""
+
+    pk: int
+    scheduler_name: str
+    version: int
+    plugin_args: list[str]
+    loadaware_args: int | None  # the LoadAware args' id, deleted with the profile
+
+    @property
+    def key(self) -> str:
+        """What a confirmation checkbox posts for it."""
+        return str(self.pk)
+
+
+@dataclass
 class ImportPlan:
     creates: bool
     api_version: str
     profiles: list[ProfilePlan]
-    removed: list[str]
+    removed: list[RemovedProfile]
     kept: list[str] = field(default_factory=list)
+
+    def unconfirmed(self, confirmed: list[str]) -> list[RemovedProfile]:
+        """The deletions not ticked one by one (a tick for a profile no longer deleted does not
+        count for another)."""
+        return [p for p in self.removed if p.key not in set(confirmed)]
 
 
 def _line_of(text: str, path: str) -> int | None:
@@ -193,13 +219,24 @@ def _plan(cluster: Cluster, text: str) -> ImportPlan:
                 loadaware_args=entry.get("loadaware_args") is not None,
             )
         )
-    removed = [p.scheduler_name or UNNAMED for p in current if p.pk not in matched]
+    removed = [_removed(p) for p in current if p.pk not in matched]
     return ImportPlan(
         creates=existing is None,
         api_version=str(source.get("apiVersion") or ""),
         profiles=profiles,
         removed=removed,
         kept=_kept(source, tree),
+    )
+
+
+def _removed(profile: SchedulerProfile) -> RemovedProfile:
+    args = LoadAwareSchedulingArgs.objects.filter(profile=profile).values_list("pk", flat=True)
+    return RemovedProfile(
+        pk=profile.pk,
+        scheduler_name=profile.scheduler_name or UNNAMED,
+        version=profile.version,
+        plugin_args=[str(c.get("name", "")) for c in profile.plugin_config or []],
+        loadaware_args=args.first(),
     )
 
 
@@ -296,10 +333,22 @@ def _preview_or_save(
         return configuration
 
     try:
-        if "save" not in request.POST:
-            context["plan"] = _plan(cluster, text)
+        plan = _plan(cluster, text)
+        unconfirmed = plan.unconfirmed(request.POST.getlist("delete"))
+        if "save" not in request.POST or unconfirmed:
+            context["plan"] = plan
             context["preview"] = dry_run(EDITORS["configurations"], cluster, call)
-            return 200, []
+            context["confirmed"] = set(request.POST.getlist("delete"))
+            if "save" not in request.POST:
+                return 200, []
+            names = ", ".join(p.scheduler_name for p in unconfirmed)
+            form.add_error(
+                None,
+                f"This import deletes {len(plan.removed)} profile"
+                f"{'s' if len(plan.removed) > 1 else ''}: tick each one to confirm deleting it "
+                f"(not ticked: {names}). Nothing was saved.",
+            )
+            return 400, []
         configuration = call()
     except policies.PolicyInvalid as exc:
         return 400, _located(text, [FieldError(e.field, e.type, e.detail) for e in exc.errors])
