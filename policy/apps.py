@@ -18,6 +18,7 @@ class PolicyConfig(AppConfig):
         from policy import tasks  # noqa: F401
         from policy.api import schema  # noqa: F401
         from policy.decisions import fixes, questions  # noqa: F401
+        from policy.policies import rendering  # noqa: F401
         from policy.sync import receivers  # noqa: F401
         from policy.web import questions as page_questions  # noqa: F401
         from policy.web import sweep  # noqa: F401

@@ -18,6 +18,7 @@ import json
 import zoneinfo
 from dataclasses import dataclass
 from datetime import datetime, time
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,8 @@ from django.utils import timezone
 
 from policy.clusters.gateway.desired import usage_thresholds_annotation
 from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.engine import client
+from policy.engine.questions import Refused, question
 from policy.policies import documents
 from policy.policies.models import (
     NodeMetricCollectPolicy,
@@ -35,6 +38,7 @@ from policy.policies.models import (
 from policy.policies.services import validated_tree
 from scoring.config import check_configuration, dump_configuration, load_configuration
 from scoring.errors import InputError
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 from scoring.selectors import match_label_selector
 from scoring.snapshot import BoolArray, Snapshot
 
@@ -105,7 +109,7 @@ class NodeThreshold:
     matching: tuple[str, ...]  # every enabled policy that targets the node, winner first
 
 
-def policy_mask(snapshot: Snapshot, policy: NodeThresholdPolicy) -> BoolArray:
+def policy_mask(snapshot: Snapshot, policy: NodeThresholdPolicy | SimpleNamespace) -> BoolArray:
     """The snapshot's nodes a policy targets (by name, or by its label selector)."""
     if policy.node_selector is not None:
         return match_label_selector(snapshot, policy.node_selector, "node_selector")
@@ -120,10 +124,72 @@ def latest_snapshot(cluster: Cluster) -> ClusterSnapshot:
     return stored
 
 
-def engine_snapshot(stored: ClusterSnapshot) -> Snapshot:
+def node_targets(
+    stored: ClusterSnapshot, policies: list[NodeThresholdPolicy]
+) -> tuple[list[str], list[BoolArray]]:
+    """The snapshot's node names, and for each policy the nodes it targets (by name, or by its
+    label selector), from the engine tier, which holds the snapshot's nodes."""
+    targets = [
+        {"node_selector": policy.node_selector, "node_names": policy.node_names}
+        for policy in policies
+    ]
+    answer = client.ask(
+        stored.cluster_id, "node-targets", {"snapshot": stored.pk, "targets": targets}
+    )
+    names: list[str] = answer["nodes"]
+    masks = []
+    for hits in answer["targets"]:
+        mask = np.zeros(len(names), dtype=bool)
+        mask[hits] = True
+        masks.append(mask)
+    return names, masks
+
+
+@question("node-targets")
+def _node_targets_question(payload: dict[str, Any]) -> dict[str, Any]:
+    snapshot = _held_snapshot(payload["snapshot"])
+    targets = [
+        np.flatnonzero(policy_mask(snapshot, SimpleNamespace(**target))).tolist()
+        for target in payload["targets"]
+    ]
+    carried = {
+        node.name: node.annotations[ANNOTATION_USAGE_THRESHOLDS]
+        for node in snapshot.nodes
+        if ANNOTATION_USAGE_THRESHOLDS in node.annotations
+    }
+    return {"nodes": list(snapshot.node_names), "targets": targets, "carried": carried}
+
+
+def carried_thresholds(stored: ClusterSnapshot) -> dict[str, str]:
+    """The usage-thresholds annotation each node of ``stored`` carries (whoever wrote it)."""
+    answer = client.ask(stored.cluster_id, "node-targets", {"snapshot": stored.pk, "targets": []})
+    carried: dict[str, str] = answer["carried"]
+    return carried
+
+
+@question("resources")
+def _resources_question(payload: dict[str, Any]) -> dict[str, Any]:
+    """The resources some node of the snapshot reports in its allocatable."""
+    return {"resources": sorted(_held_snapshot(payload["snapshot"]).resources)}
+
+
+def _held_snapshot(snapshot_id: int) -> Snapshot:
     from policy.clusters.engine import snapshot_for
 
-    return snapshot_for(stored)
+    stored = ClusterSnapshot.snapshots.summaries().filter(pk=snapshot_id).first()
+    if stored is None:
+        raise Refused("snapshot", f"no snapshot {snapshot_id}")
+    try:
+        return snapshot_for(stored)
+    except (InputError, ValueError, TypeError, AttributeError, KeyError) as exc:
+        raise Refused("snapshot", f"the snapshot cannot be read: {exc}") from None
+
+
+def reported_resources(stored: ClusterSnapshot) -> list[str]:
+    """The resources some node of ``stored`` reports (:class:`Refused`: unreadable)."""
+    answer = client.ask(stored.cluster_id, "resources", {"snapshot": stored.pk})
+    resources: list[str] = answer["resources"]
+    return resources
 
 
 THRESHOLD_FIELDS = ("usage_thresholds", "prod_usage_thresholds", "aggregated_usage_thresholds")
@@ -136,7 +202,10 @@ def threshold_warnings(policy: NodeThresholdPolicy) -> list[str]:
     stored = policy.cluster.latest_snapshot()
     if stored is None:
         return []
-    known = set(engine_snapshot(stored).resources)
+    try:
+        known = set(reported_resources(stored))
+    except Refused:
+        return []
     warnings = []
     for field in THRESHOLD_FIELDS:
         for name in sorted(set(getattr(policy, field) or {}) - known):
@@ -168,13 +237,12 @@ def render_node_thresholds(
     the highest priority wins, then the oldest policy.
     """
     stored = stored or latest_snapshot(cluster)
-    snapshot = engine_snapshot(stored)
     local = local_time(cluster, at)
     policies = list(cluster.threshold_policies.filter(enabled=True).order_by("-priority", "id"))
-    masks = [policy_mask(snapshot, policy) for policy in policies]
+    node_names, masks = node_targets(stored, policies)
     active = [policy.is_active_at(local.time().replace(tzinfo=None)) for policy in policies]
     rows = []
-    for i, name in enumerate(snapshot.node_names):
+    for i, name in enumerate(node_names):
         matching = [p for p, mask in zip(policies, masks, strict=True) if mask[i]]
         winner = next(
             (p for p, mask, on in zip(policies, masks, active, strict=True) if on and mask[i]),
@@ -197,9 +265,8 @@ def preview_policy(
 ) -> tuple[ClusterSnapshot, datetime, list[str]]:
     """The nodes of the newest snapshot the policy targets (whatever its window)."""
     stored = latest_snapshot(policy.cluster)
-    snapshot = engine_snapshot(stored)
-    mask = policy_mask(snapshot, policy)
-    names = [name for name, hit in zip(snapshot.node_names, mask, strict=True) if hit]
+    node_names, [mask] = node_targets(stored, [policy])
+    names = [name for name, hit in zip(node_names, mask, strict=True) if hit]
     return stored, local_time(policy.cluster, at), names
 
 

@@ -18,7 +18,6 @@ from policy.policies import rendering
 from policy.policies.models import NodeThresholdPolicy
 from policy.sync import planners
 from policy.sync.models import ClusterSyncState
-from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
 
 @dataclass(frozen=True)
@@ -96,10 +95,7 @@ def thresholds_in_force(
     """Every node of the newest snapshot (or ``stored``) with its annotation at ``at`` (now).
     Raises :class:`rendering.NoSnapshot` when there is no snapshot."""
     stored, local, rows = rendering.render_node_thresholds(cluster, at, stored)
-    snapshot = rendering.engine_snapshot(stored)
-    carried = {
-        node.name: node.annotations.get(ANNOTATION_USAGE_THRESHOLDS) for node in snapshot.nodes
-    }
+    carried = rendering.carried_thresholds(stored)
     owned = owned_nodes(cluster)
     result = []
     for row in rows:

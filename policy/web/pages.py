@@ -23,6 +23,7 @@ from policy.core.params import parse_id
 from policy.decisions import evaluation
 from policy.engine import client
 from policy.engine.questions import Refused
+from policy.policies import rendering
 from policy.web import prepared, trends
 from policy.web.presenters.loadaware import PLUGIN, ClusterLoad, cluster_load, default_plugin
 from policy.web.presenters.node import NodeDetail, node_detail_from_json
@@ -291,8 +292,6 @@ def reported_resources(cluster: Cluster) -> list[str] | None:
     if stored is None:
         return None
     try:
-        answer = client.ask(cluster.pk, "resources", {"snapshot": stored.pk})
+        return rendering.reported_resources(stored)
     except Refused:
         return None
-    resources: list[str] = answer["resources"]
-    return resources

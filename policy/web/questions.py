@@ -1,5 +1,5 @@
 """The pages' engine questions, answered where the cluster's engine state is held
-(``policy.engine``): the views of a snapshot, a node in detail, the resources nodes report."""
+(``policy.engine``): the views of a snapshot, a node in detail."""
 
 from __future__ import annotations
 
@@ -44,11 +44,3 @@ def node(payload: dict[str, Any]) -> dict[str, Any]:
     source = pages.loadaware_source(stored.cluster, payload.get("profile"))
     detail = node_detail(_snapshot(stored), source.plugin, stored.taken_at, payload["name"])
     return {"node": dataclasses.asdict(detail) if detail is not None else None}
-
-
-@question("resources")
-def resources(payload: dict[str, Any]) -> dict[str, Any]:
-    names: set[str] = set()
-    for item in _snapshot(_stored(payload)).nodes:
-        names.update(item.allocatable)
-    return {"resources": sorted(names)}
