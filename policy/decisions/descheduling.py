@@ -7,22 +7,108 @@ the newest snapshot, taken as "now" the time it was read — and lays the answer
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+
+from rest_framework.utils.encoders import JSONEncoder
 
 from policy.clusters.engine import engine_for, snapshot_for
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.decisions import evaluation
+from policy.engine import client
+from policy.engine.questions import Refused, question
 from policy.policies import descheduler
+from policy.policies.models import DeschedulerConfiguration
 from scoring.descheduler import coherence, lownodeload, replacement
 from scoring.engine import Engine
-from scoring.errors import ConfigurationInvalid
+from scoring.errors import ConfigurationInvalid, InputError
 from scoring.plugins.loadaware.args import DEFAULT_NODE_METRIC_EXPIRATION_SECONDS
 from scoring.plugins.loadaware.plugin import LoadAwareScheduling
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 
 LOADAWARE = "LoadAwareScheduling"
+
+
+# -- asked of the engine tier (the reports need the cluster's held snapshot) -------------------
+
+
+def lownodeload_report(cluster: Cluster, *, place: bool = True) -> dict[str, Any]:
+    """What one LowNodeLoad round would do on the newest snapshot (a dry run); with
+    ``place``, where the scheduler would place each evicted pod now. :class:`NoSnapshot`
+    when the cluster has none."""
+    return _ask(cluster, "lownodeload-report", {"place": place})
+
+
+def coherence_report(cluster: Cluster) -> dict[str, Any]:
+    """``{"findings": [...]}`` over the newest snapshot's nodes."""
+    return _ask(cluster, "coherence-report", {})
+
+
+def preview_edit(cluster: Cluster, row: Any, patch: Mapping[str, Any]) -> dict[str, Any]:
+    """What a LowNodeLoad args edit would change on the newest snapshot, before it is saved:
+    the nodes above high before and after, and the findings it resolves or creates.
+    :class:`descheduler.EditInvalid` when koord-descheduler would refuse the result (checked
+    here, before the engine is asked)."""
+    descheduler.patched(row, patch)
+    return _ask(cluster, "lownodeload-preview", {"row": row.pk, "patch": dict(patch)})
+
+
+def _ask(cluster: Cluster, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return client.ask(cluster.pk, name, {"cluster": cluster.pk, **payload})
+    except Refused as exc:
+        if exc.field == "snapshot":
+            raise NoSnapshot(str(exc)) from None
+        raise InputError(str(exc)) from None
+
+
+def _answered(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` as JSON (times as the API writes them)."""
+    answer: dict[str, Any] = json.loads(json.dumps(report, cls=JSONEncoder))
+    return answer
+
+
+def _cluster(payload: dict[str, Any]) -> Cluster:
+    cluster = Cluster.objects.filter(pk=payload["cluster"]).first()
+    if cluster is None:
+        raise Refused("cluster", f"no cluster {payload['cluster']}")
+    return cluster
+
+
+@question("lownodeload-report")
+def _lownodeload_question(payload: dict[str, Any]) -> dict[str, Any]:
+    with _refusing():
+        return _answered(_lownodeload_here(_cluster(payload), place=payload["place"]))
+
+
+@question("coherence-report")
+def _coherence_question(payload: dict[str, Any]) -> dict[str, Any]:
+    with _refusing():
+        return _answered(_coherence_here(_cluster(payload)))
+
+
+@question("lownodeload-preview")
+def _preview_question(payload: dict[str, Any]) -> dict[str, Any]:
+    cluster = _cluster(payload)
+    row = DeschedulerConfiguration.objects.filter(pk=payload["row"], cluster=cluster).first()
+    if row is None:
+        raise Refused("row", f"no descheduler configuration {payload['row']}")
+    with _refusing():
+        return _answered(_preview_here(cluster, row, payload["patch"]))
+
+
+@contextmanager
+def _refusing() -> Iterator[None]:
+    """The reports' errors, carried back to the asking process."""
+    try:
+        yield
+    except NoSnapshot as exc:
+        raise Refused("snapshot", str(exc)) from None
+    except InputError as exc:
+        raise Refused("input", str(exc)) from None
 
 
 class NoSnapshot(Exception):
@@ -116,7 +202,7 @@ def _node(load: lownodeload.NodeLoad) -> dict[str, Any]:
     }
 
 
-def lownodeload_report(cluster: Cluster, *, place: bool = True) -> dict[str, Any]:
+def _lownodeload_here(cluster: Cluster, *, place: bool = True) -> dict[str, Any]:
     """What one LowNodeLoad round would do on the newest snapshot (a dry run); with
     ``place``, where the scheduler would place each evicted pod now."""
     stored = _newest(cluster)
@@ -214,7 +300,7 @@ def _findings(
     )
 
 
-def coherence_report(cluster: Cluster) -> dict[str, Any]:
+def _coherence_here(cluster: Cluster) -> dict[str, Any]:
     """``{"findings": [...]}`` over the newest snapshot's nodes."""
     stored = _newest(cluster)
     parsed = descheduler.descheduler_of(cluster)
@@ -234,7 +320,7 @@ def _finding_keys(findings: list[dict[str, Any]]) -> dict[tuple[str, str], dict[
     return {(f["rule"], f["summary"]): f for f in findings}
 
 
-def preview_edit(cluster: Cluster, row: Any, patch: Mapping[str, Any]) -> dict[str, Any]:
+def _preview_here(cluster: Cluster, row: Any, patch: Mapping[str, Any]) -> dict[str, Any]:
     """What a LowNodeLoad args edit would change on the newest snapshot, before it is saved:
     the nodes above high before and after, and the findings it resolves or creates.
     :class:`descheduler.EditInvalid` when koord-descheduler would refuse the result."""
