@@ -9,7 +9,7 @@ import django_filters
 from django.contrib.contenttypes.models import ContentType
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, viewsets
+from rest_framework import exceptions, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import get_object_or_404
@@ -28,7 +28,7 @@ from policy.decisions import descheduling
 from policy.policies import descheduler
 from policy.policies.models import DeschedulerConfiguration
 from scoring.descheduler.args import LowNodeLoadArgs
-from scoring.errors import TYPE_INVALID
+from scoring.errors import TYPE_INVALID, InputError
 
 
 def _args_summary(args: LowNodeLoadArgs | None) -> dict[str, Any] | None:
@@ -269,6 +269,11 @@ class DeschedulerConfigurationViewSet(
         return Response(DeschedulerRenderSerializer(body).data)
 
 
+class UnreadableSnapshot(exceptions.APIException):
+    status_code = 422
+    default_code = "unreadable_snapshot"
+
+
 class _ClusterReport(APIView):
     permission_classes = [IsViewer]
 
@@ -281,6 +286,8 @@ class _ClusterReport(APIView):
             return Response(self.report(cluster))
         except descheduling.NoSnapshot as exc:
             raise NotFound(str(exc)) from None
+        except InputError as exc:
+            raise UnreadableSnapshot(f"the newest snapshot cannot be read: {exc}") from None
 
 
 class LowNodeLoadView(_ClusterReport):
