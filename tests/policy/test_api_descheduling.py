@@ -326,3 +326,32 @@ def test_viewers_see_the_editor_read_only(stack: Cluster, viewer: User) -> None:
     assert "readonly" in page and 'value="save"' not in page
     denied = client.post(f"/descheduler/{row.pk}/lownodeload/", {"version": "1"})
     assert denied.status_code == 403
+
+
+def test_import_stores_a_document_as_written_for_the_next_push(
+    api_client: Any, editor: User, stack: Cluster
+) -> None:
+    api_client.force_login(editor)
+    url = "/api/v1/descheduler-configurations/import/"
+    shipped = (FIXTURES / "koord-descheduler-config-v1.7.0.yaml").read_text()
+    assert (
+        api_client.post(url, {"cluster": stack.pk, "document": shipped}, format="json").status_code
+        == 428
+    )
+    done = api_client.post(
+        url, {"cluster": stack.pk, "document": shipped}, format="json", HTTP_IF_MATCH='W/"1"'
+    )
+    assert done.status_code == 200, done.content
+    assert done.json()["source"] == shipped and not done.json()["lownodeload_enabled"]
+    row = DeschedulerConfiguration.objects.get(cluster=stack)
+    assert row.edited and row.version == 2
+    bad = shipped.replace("profiles:", "profile:")
+    refused = api_client.post(
+        url, {"cluster": stack.pk, "document": bad}, format="json", HTTP_IF_MATCH="*"
+    )
+    assert refused.status_code == 400
+    fields = {e["field"] for e in refused.json()["errors"]}
+    assert fields == {"profile", "profiles"}
+    other = Cluster.objects.create(name="other", kind="demo")
+    created = api_client.post(url, {"cluster": other.pk, "document": shipped}, format="json")
+    assert created.status_code == 201
