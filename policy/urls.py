@@ -26,6 +26,11 @@ urlpatterns = [
     path("clusters/<int:pk>/sync/target/", views.cluster_sync_target, name="cluster-sync-target"),
     path("clusters/<int:pk>/sync/jobs/<int:job>/", views.cluster_sync_job, name="cluster-sync-job"),
     path("evaluate/", views.evaluate, name="evaluate"),
+    path(
+        "descheduler/<int:pk>/lownodeload/",
+        views.lownodeload_edit,
+        name="descheduler-lownodeload",
+    ),
     path("decisions/", views.decision_list, name="decision-list"),
     path("decisions/compare/", views.decision_compare, name="decision-compare"),
     path("decisions/<int:pk>/", views.decision_detail, name="decision-detail"),

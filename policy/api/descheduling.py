@@ -9,7 +9,7 @@ import django_filters
 from django.contrib.contenttypes.models import ContentType
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, viewsets
+from rest_framework import exceptions, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import get_object_or_404
@@ -22,13 +22,13 @@ from policy.accounts.models import PolicyChange
 from policy.accounts.roles import CanEditPolicy, IsViewer
 from policy.api import concurrency
 from policy.api.errors import PolicyValidationError
-from policy.api.strict import ModelSerializer
+from policy.api.strict import ModelSerializer, StrictCharField
 from policy.clusters.models import Cluster
 from policy.decisions import descheduling
 from policy.policies import descheduler
 from policy.policies.models import DeschedulerConfiguration
 from scoring.descheduler.args import LowNodeLoadArgs
-from scoring.errors import TYPE_INVALID
+from scoring.errors import TYPE_INVALID, InputError
 
 
 def _args_summary(args: LowNodeLoadArgs | None) -> dict[str, Any] | None:
@@ -137,6 +137,13 @@ class DeschedulerRenderSerializer(serializers.Serializer[Any]):
     text = serializers.CharField(help_text="The ConfigMap key's text, exactly as stored.")
 
 
+class DeschedulerImportSerializer(serializers.Serializer[Any]):
+    cluster = serializers.PrimaryKeyRelatedField(queryset=Cluster.objects.all())
+    document = StrictCharField(
+        max_length=1_000_000, trim_whitespace=False, help_text="The document, YAML or JSON."
+    )
+
+
 class LowNodeLoadArgsSerializer(serializers.Serializer[Any]):
     configuration = serializers.IntegerField()
     version = serializers.IntegerField()
@@ -215,6 +222,42 @@ class DeschedulerEditMixin(viewsets.GenericViewSet[DeschedulerConfiguration]):
         except descheduling.NoSnapshot as exc:
             raise NotFound(str(exc)) from None
 
+    @extend_schema(
+        request=DeschedulerImportSerializer,
+        responses=DeschedulerConfigurationSerializer,
+        description="Store a DeschedulerConfiguration (YAML or JSON text, kept as written) as "
+        "the cluster's; the next push writes it. Replacing one needs If-Match.",
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="import",
+        url_name="import",
+        permission_classes=[CanEditPolicy],
+    )
+    def import_document(self, request: Request) -> Response:
+        serializer = DeschedulerImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        cluster = serializer.validated_data["cluster"]
+        current = DeschedulerConfiguration.objects.filter(cluster=cluster).first()
+        expected = (
+            None if current is None else concurrency.expected_version(request, current.version)
+        )
+        try:
+            row = descheduler.import_document(
+                cluster,
+                serializer.validated_data["document"],
+                expected,
+                ChangeContext.from_request(request),
+            )
+        except descheduler.StaleVersion as exc:
+            raise concurrency.stale(exc.current) from None
+        except descheduler.EditInvalid as exc:
+            raise PolicyValidationError({"errors": [e.to_dict() for e in exc.errors]}) from None
+        body = DeschedulerConfigurationSerializer(row, context={"request": request}).data
+        status_code = 201 if current is None else 200
+        return Response(body, status=status_code, headers={"ETag": concurrency.etag(row.version)})
+
     @action(detail=True, methods=["get"], url_path="history", url_name="history")
     def history(self, request: Request, pk: str | None = None) -> Response:
         """Every recorded change of this document, newest first, with the text before and after."""
@@ -269,6 +312,11 @@ class DeschedulerConfigurationViewSet(
         return Response(DeschedulerRenderSerializer(body).data)
 
 
+class UnreadableSnapshot(exceptions.APIException):
+    status_code = 422
+    default_code = "unreadable_snapshot"
+
+
 class _ClusterReport(APIView):
     permission_classes = [IsViewer]
 
@@ -281,6 +329,8 @@ class _ClusterReport(APIView):
             return Response(self.report(cluster))
         except descheduling.NoSnapshot as exc:
             raise NotFound(str(exc)) from None
+        except InputError as exc:
+            raise UnreadableSnapshot(f"the newest snapshot cannot be read: {exc}") from None
 
 
 class LowNodeLoadView(_ClusterReport):

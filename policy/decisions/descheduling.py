@@ -125,11 +125,11 @@ class SchedulerSide:
 def scheduler_side(cluster: Cluster) -> SchedulerSide:
     """The engine for the cluster's scheduler configuration and its LoadAware thresholds
     (None when no profile enables LoadAwareScheduling)."""
-    choice = evaluation.choose_configuration(cluster, None)
     try:
+        choice = evaluation.choose_configuration(cluster, None)
         engine = engine_for(choice.document, choice.target)
-    except ConfigurationInvalid:
-        return SchedulerSide(None, None, "invalid scheduler configuration")
+    except (evaluation.EvaluationError, ConfigurationInvalid) as exc:
+        return SchedulerSide(None, None, f"scheduler configuration not usable: {exc}")
     origin = (
         f"scheduler configuration #{choice.id}"
         if choice.id is not None

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import yaml
 from django.db import transaction
+from django.utils import timezone
 
 from policy.accounts.changes import ChangeContext, record_change
 from policy.clusters.models import Cluster
@@ -250,3 +251,37 @@ def text_to_push(cluster: Cluster) -> str | None:
     """The document a push writes: the stored one when it was edited here, else nothing."""
     row = DeschedulerConfiguration.objects.filter(cluster=cluster, edited=True).first()
     return None if row is None else row.source
+
+
+IMPORTED = "imported"
+
+
+def import_document(
+    cluster: Cluster, text: str, expected_version: int | None, ctx: ChangeContext
+) -> DeschedulerConfiguration:
+    """Store ``text`` as the cluster's descheduler configuration, kept as written and marked
+    edited (the next push writes it); :class:`EditInvalid` when koord-descheduler would refuse
+    it. ``expected_version`` guards a replacement (None: whatever is there)."""
+    try:
+        descheduler_config.load(descheduler_config.parse_document(text, "import"))
+    except ConfigurationInvalid as exc:
+        raise EditInvalid(list(exc.errors)) from None
+    except InputError as exc:
+        raise EditInvalid([FieldError("", "Unreadable", str(exc))]) from None
+    with transaction.atomic():
+        row = DeschedulerConfiguration.objects.select_for_update().filter(cluster=cluster).first()
+        if row is not None and expected_version is not None and row.version != expected_version:
+            raise StaleVersion(row.version)
+        before = None if row is None else row.snapshot()
+        if row is None:
+            row = DeschedulerConfiguration(
+                cluster=cluster, configmap=descheduler_place(cluster), read_at=timezone.now()
+            )
+        else:
+            row.version += 1
+        row.source, row.edited = text, True
+        row.save()
+        record_change(
+            ctx, row, ChangeAction.IMPORT, before=before, after=row.snapshot(), message=IMPORTED
+        )
+        return row

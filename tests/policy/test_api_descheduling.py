@@ -155,7 +155,7 @@ def test_dashboard_panel_beside_loadaware(stack: Cluster, viewer: User) -> None:
     assert "koord-scheduler LoadAwareScheduling: usageThresholds[memory] = 95" in panel
     assert "koordlet BEMemoryEvict: clusterStrategy.memoryEvictThresholdPercent = 70" in panel
     row = DeschedulerConfiguration.objects.get(cluster=stack)
-    assert f"/api/v1/descheduler-configurations/{row.pk}/" in panel
+    assert f'href="/descheduler/{row.pk}/lownodeload/">Fix in the LowNodeLoad editor' in panel
 
 
 def test_dashboard_says_when_lownodeload_is_off(stack: Cluster, viewer: User) -> None:
@@ -274,3 +274,84 @@ def test_preview_says_which_findings_an_edit_resolves_or_creates(
     refused = client.post(url, {"lowThresholds": {"cpu": 99}}, format="json")
     assert refused.status_code == 400
     assert refused.json()["errors"][0]["field"].endswith("lowThresholds[cpu]")
+
+
+def test_editor_rows_preview_and_save_change_only_the_edited_cell(
+    stack: Cluster, editor: User
+) -> None:
+    from django.test import Client
+
+    row = DeschedulerConfiguration.objects.get(cluster=stack)
+    url = f"/descheduler/{row.pk}/lownodeload/"
+    client = Client()
+    client.force_login(editor)
+    page = client.get(url).content.decode()
+    assert 'name="top-highThresholds-memory" value="80"' in page
+    assert 'name="top-lowThresholds-cpu" value="45"' in page
+    form = {
+        "version": "1",
+        "top-lowThresholds-cpu": "45",
+        "top-lowThresholds-memory": "55",
+        "top-highThresholds-cpu": "75",
+        "top-highThresholds-memory": "96",
+        "top-prodLowThresholds-cpu": "",
+        "top-prodHighThresholds-memory": "",
+    }
+    preview = client.post(url, {**form, "action": "preview"}).content.decode()
+    assert "Above high after</dt><dd>none" in preview
+    row.refresh_from_db()
+    assert row.version == 1
+    saved = client.post(url, {**form, "action": "save"})
+    assert saved.status_code == 302
+    row.refresh_from_db()
+    before, after = _leaves(CHART), _leaves(row.source)
+    changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    assert changed == {"profiles[0].pluginConfig[1].args.highThresholds.memory"}
+    stale = client.post(url, {**form, "top-highThresholds-memory": "97", "action": "save"})
+    assert "changed since you opened it (now version 2)" in stale.content.decode()
+    refused = client.post(
+        url, {**form, "version": "2", "top-lowThresholds-cpu": "99", "action": "save"}
+    ).content.decode()
+    assert "low percentage must be less than or equal to highThresholds" in refused
+    assert 'name="top-lowThresholds-cpu" value="99"' in refused
+
+
+def test_viewers_see_the_editor_read_only(stack: Cluster, viewer: User) -> None:
+    from django.test import Client
+
+    row = DeschedulerConfiguration.objects.get(cluster=stack)
+    client = Client()
+    client.force_login(viewer)
+    page = client.get(f"/descheduler/{row.pk}/lownodeload/").content.decode()
+    assert "readonly" in page and 'value="save"' not in page
+    denied = client.post(f"/descheduler/{row.pk}/lownodeload/", {"version": "1"})
+    assert denied.status_code == 403
+
+
+def test_import_stores_a_document_as_written_for_the_next_push(
+    api_client: Any, editor: User, stack: Cluster
+) -> None:
+    api_client.force_login(editor)
+    url = "/api/v1/descheduler-configurations/import/"
+    shipped = (FIXTURES / "koord-descheduler-config-v1.7.0.yaml").read_text()
+    assert (
+        api_client.post(url, {"cluster": stack.pk, "document": shipped}, format="json").status_code
+        == 428
+    )
+    done = api_client.post(
+        url, {"cluster": stack.pk, "document": shipped}, format="json", HTTP_IF_MATCH='W/"1"'
+    )
+    assert done.status_code == 200, done.content
+    assert done.json()["source"] == shipped and not done.json()["lownodeload_enabled"]
+    row = DeschedulerConfiguration.objects.get(cluster=stack)
+    assert row.edited and row.version == 2
+    bad = shipped.replace("profiles:", "profile:")
+    refused = api_client.post(
+        url, {"cluster": stack.pk, "document": bad}, format="json", HTTP_IF_MATCH="*"
+    )
+    assert refused.status_code == 400
+    fields = {e["field"] for e in refused.json()["errors"]}
+    assert fields == {"profile", "profiles"}
+    other = Cluster.objects.create(name="other", kind="demo")
+    created = api_client.post(url, {"cluster": other.pk, "document": shipped}, format="json")
+    assert created.status_code == 201

@@ -9,6 +9,7 @@ from policy.web.views.decisions import (
     decision_node,
     evaluate,
 )
+from policy.web.views.descheduling import lownodeload_edit
 from policy.web.views.health import healthz, readyz
 from policy.web.views.policies import (
     policy_create,
@@ -51,6 +52,7 @@ __all__ = [
     "evaluate",
     "healthz",
     "loadaware_sweep",
+    "lownodeload_edit",
     "node_detail",
     "policy_create",
     "policy_delete",

@@ -145,8 +145,8 @@ def _descheduling_panel(cluster: Cluster) -> descheduling_presenter.Panel:
             return ("policies", links[0][1]) if links else ("policies", None)
         if fix == "lownodeload" and configuration.get("id"):
             return (
-                "descheduler configuration",
-                reverse("api:deschedulerconfiguration-detail", args=[configuration["id"]]),
+                "LowNodeLoad editor",
+                reverse("descheduler-lownodeload", args=[configuration["id"]]),
             )
         if fix == "koordlet":
             return ("slo-controller-config resource-threshold-config", None)
