@@ -16,7 +16,12 @@ from typing import Any, ClassVar, TypeVar
 from django.core.exceptions import ObjectDoesNotExist
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import exceptions, mixins, renderers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -49,8 +54,10 @@ from policy.api.policy_serializers import (
     SchedulerConfigurationSerializer,
     SchedulerProfileSerializer,
 )
+from policy.api.throttling import EvaluateThrottle
 from policy.core.models import VersionedModel
 from policy.core.params import in_range
+from policy.decisions import impact as decision_impact
 from policy.policies import rendering
 from policy.policies import services as policies
 from policy.policies.located import located_body
@@ -401,6 +408,38 @@ class LoadAwareArgsViewSet(PolicyViewSet[LoadAwareSchedulingArgs]):
     ordering_fields = ["id", "updated"]
     ordering = ["id"]
     service = policies.LoadAwareArgsService()
+
+    @extend_schema(
+        request=LoadAwareArgsSerializer,
+        responses={
+            200: OpenApiResponse(
+                response=OpenApiTypes.OBJECT,
+                description="What saving these fields (as a PATCH would send them) would "
+                "change on the cluster's newest snapshot: `filtered` (before, after, added, "
+                'removed nodes; `before` is the dashboard\'s "filtered now"), `pending` '
+                "(placeable before and after, newly placeable and unplaceable pods) and "
+                "`thresholds_changed` (nodes). Nothing is saved.",
+            ),
+            400: OpenApiResponse(description="The fields as a PATCH would refuse them."),
+            409: OpenApiResponse(description="The cluster has no snapshot yet."),
+        },
+    )
+    @action(detail=True, methods=["post"], throttle_classes=[EvaluateThrottle])
+    def impact(self, request: Request, pk: str | None = None) -> Response:
+        """The impact of an edit before saving it."""
+        instance = self.get_object()
+        serializer = self.get_serializer(instance, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            answer = self._call(
+                instance.pk,
+                data,
+                lambda: decision_impact.loadaware_args_impact(instance.pk, data, self._context()),
+            )
+        except decision_impact.NoSnapshot as exc:
+            return Response({"cluster": [str(exc)]}, status=status.HTTP_409_CONFLICT)
+        return Response(answer)
 
 
 # -- node threshold and collect policies --------------------------------------------------------
