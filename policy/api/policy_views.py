@@ -388,37 +388,19 @@ def _document_errors(body: dict[str, Any]) -> dict[str, Any]:
     return {"errors": body["errors"], "document": messages}
 
 
-class SchedulerProfileViewSet(PolicyViewSet[SchedulerProfile]):
-    """Profiles of a scheduler configuration (KubeSchedulerProfile)."""
-
-    queryset = SchedulerProfile.objects.select_related("configuration", "loadaware_args")
-    serializer_class = SchedulerProfileSerializer
-    filterset_class = SchedulerProfileFilterSet
-    ordering_fields = ["id", "position", "scheduler_name", "updated"]
-    ordering = ["configuration", "position", "id"]
-    service = policies.ProfileService()
-
-
-class LoadAwareArgsViewSet(PolicyViewSet[LoadAwareSchedulingArgs]):
-    """LoadAwareSchedulingArgs of a profile (rendered into its pluginConfig)."""
-
-    queryset = LoadAwareSchedulingArgs.objects.select_related("profile__configuration")
-    serializer_class = LoadAwareArgsSerializer
-    filterset_class = LoadAwareArgsFilterSet
-    ordering_fields = ["id", "updated"]
-    ordering = ["id"]
-    service = policies.LoadAwareArgsService()
+class ImpactMixin(ServiceMixin[T]):
+    """``POST .../{id}/impact/``: what saving the fields a PATCH would send would change on
+    the cluster's newest snapshot (docs/advisor.md); nothing is saved."""
 
     @extend_schema(
-        request=LoadAwareArgsSerializer,
+        request=OpenApiTypes.OBJECT,
         responses={
             200: OpenApiResponse(
                 response=OpenApiTypes.OBJECT,
-                description="What saving these fields (as a PATCH would send them) would "
-                "change on the cluster's newest snapshot: `filtered` (before, after, added, "
-                'removed nodes; `before` is the dashboard\'s "filtered now"), `pending` '
-                "(placeable before and after, newly placeable and unplaceable pods) and "
-                "`thresholds_changed` (nodes). Nothing is saved.",
+                description="`filtered` (before, after, added, removed nodes; `before` is the "
+                'dashboard\'s "filtered now"), `pending` (placeable before and after, newly '
+                "placeable and unplaceable pods) and `thresholds_changed` (nodes), on the "
+                "cluster's newest snapshot. Nothing is saved.",
             ),
             400: OpenApiResponse(description="The fields as a PATCH would refuse them."),
             409: OpenApiResponse(description="The cluster has no snapshot yet."),
@@ -435,11 +417,37 @@ class LoadAwareArgsViewSet(PolicyViewSet[LoadAwareSchedulingArgs]):
             answer = self._call(
                 instance.pk,
                 data,
-                lambda: decision_impact.loadaware_args_impact(instance.pk, data, self._context()),
+                lambda: decision_impact.update_impact(
+                    self.service, instance, data, self._context()
+                ),
             )
         except decision_impact.NoSnapshot as exc:
             return Response({"cluster": [str(exc)]}, status=status.HTTP_409_CONFLICT)
         return Response(answer)
+
+
+class SchedulerProfileViewSet(ImpactMixin[SchedulerProfile], PolicyViewSet[SchedulerProfile]):
+    """Profiles of a scheduler configuration (KubeSchedulerProfile)."""
+
+    queryset = SchedulerProfile.objects.select_related("configuration", "loadaware_args")
+    serializer_class = SchedulerProfileSerializer
+    filterset_class = SchedulerProfileFilterSet
+    ordering_fields = ["id", "position", "scheduler_name", "updated"]
+    ordering = ["configuration", "position", "id"]
+    service = policies.ProfileService()
+
+
+class LoadAwareArgsViewSet(
+    ImpactMixin[LoadAwareSchedulingArgs], PolicyViewSet[LoadAwareSchedulingArgs]
+):
+    """LoadAwareSchedulingArgs of a profile (rendered into its pluginConfig)."""
+
+    queryset = LoadAwareSchedulingArgs.objects.select_related("profile__configuration")
+    serializer_class = LoadAwareArgsSerializer
+    filterset_class = LoadAwareArgsFilterSet
+    ordering_fields = ["id", "updated"]
+    ordering = ["id"]
+    service = policies.LoadAwareArgsService()
 
 
 # -- node threshold and collect policies --------------------------------------------------------

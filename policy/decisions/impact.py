@@ -14,8 +14,7 @@ from policy.accounts.changes import ChangeContext
 from policy.clusters.engine import engine_for, snapshot_for
 from policy.clusters.models import Cluster
 from policy.decisions import evaluation
-from policy.policies.models import LoadAwareSchedulingArgs
-from policy.policies.services import LoadAwareArgsService
+from policy.policies.models import LoadAwareSchedulingArgs, SchedulerProfile
 from scoring.advisor.impact import impact
 from scoring.snapshot import gc_paused
 
@@ -42,22 +41,27 @@ def _after(cluster: Cluster, edit: Callable[[], Any]) -> evaluation.Configuratio
         return done.choice
 
 
-def loadaware_args_impact(pk: int, values: Mapping[str, Any], ctx: ChangeContext) -> dict[str, Any]:
-    """What saving ``values`` into LoadAware args ``pk`` would change (the PATCH's fields).
-    Raises the editing service's errors (``PolicyInvalid``) as a save would, and
+def update_impact(
+    service: Any, instance: Any, values: Mapping[str, Any], ctx: ChangeContext
+) -> dict[str, Any]:
+    """What saving ``values`` (the PATCH's fields) into a profile or its LoadAware args would
+    change. Raises the editing service's errors (``PolicyInvalid``) as a save would, and
     :class:`NoSnapshot`."""
-    args = LoadAwareSchedulingArgs.objects.select_related("profile__configuration__cluster").get(
-        pk=pk
-    )
-    cluster = args.profile.configuration.cluster
-    profile = args.profile.scheduler_name or DEFAULT_SCHEDULER
+    if not isinstance(instance, SchedulerProfile | LoadAwareSchedulingArgs):
+        raise TypeError(f"no impact for {type(instance).__name__}")
+    row = instance if isinstance(instance, SchedulerProfile) else instance.profile
+    cluster = row.configuration.cluster
+    profile = row.scheduler_name or DEFAULT_SCHEDULER
+    renamed = values.get("scheduler_name") if isinstance(instance, SchedulerProfile) else None
+    profile_after = (renamed or DEFAULT_SCHEDULER) if renamed is not None else profile
     stored = cluster.latest_snapshot()
     if stored is None:
         raise NoSnapshot(f"cluster {cluster.name} has no snapshot yet")
     before = evaluation.choose_configuration(cluster, None)
-    service = LoadAwareArgsService()
-    after = _after(cluster, lambda: service.update(pk, values, ctx, expected_version=None))
+    after = _after(cluster, lambda: service.update(instance.pk, values, ctx, expected_version=None))
     old, new = engine_for(before.document, before.target), engine_for(after.document, after.target)
     with gc_paused():
-        answer = impact(old, new, profile, snapshot_for(stored), stored.taken_at)
-    return {**answer, "snapshot": stored.pk, "profile": profile}
+        answer = impact(
+            old, new, profile, snapshot_for(stored), stored.taken_at, profile_after=profile_after
+        )
+    return {**answer, "snapshot": stored.pk, "profile": profile_after}

@@ -38,14 +38,20 @@ class _Load:
 
 
 def impact(
-    before: Engine, after: Engine, profile: str, snapshot: Snapshot, now: datetime
+    before: Engine,
+    after: Engine,
+    profile: str,
+    snapshot: Snapshot,
+    now: datetime,
+    profile_after: str | None = None,
 ) -> dict[str, Any]:
-    """``before`` and ``after`` compared on ``snapshot``: the issue's impact answer."""
+    """``before`` and ``after`` compared on ``snapshot``: the issue's impact answer, for the
+    load filter of ``profile`` (named ``profile_after`` after the change, when renamed)."""
     names = snapshot.node_names
     cycle = Cycle(parse_pod(PROBE), snapshot, now)
     with snapshot.transient_extensions():
         old = _load(before, profile, cycle, None)
-        new = _load(after, profile, cycle, before)
+        new = _load(after, profile_after or profile, cycle, before, profile)
         placed = _placeable(before, after, snapshot, now)
     added = np.flatnonzero(new.filtered & ~old.filtered)
     removed = np.flatnonzero(old.filtered & ~new.filtered)
@@ -61,7 +67,9 @@ def impact(
     }
 
 
-def _load(engine: Engine, profile: str, cycle: Cycle, base: Engine | None) -> _Load:
+def _load(
+    engine: Engine, profile: str, cycle: Cycle, base: Engine | None, base_profile: str = ""
+) -> _Load:
     """The nodes the profile's load filter refuses for a non-prod pod that adds nothing (none
     when the profile does not enable the plugin) and its thresholds."""
     n = len(cycle.snapshot)
@@ -70,7 +78,7 @@ def _load(engine: Engine, profile: str, cycle: Cycle, base: Engine | None) -> _L
     if not isinstance(plugin, LoadAwareScheduling):
         return _Load(np.zeros(n, dtype=bool), None, ())
     if base is not None:
-        original = base.frameworks.get(profile)
+        original = base.frameworks.get(base_profile or profile)
         shared = None if original is None else original.instances.get(PLUGIN_NAME)
         if isinstance(shared, LoadAwareScheduling):
             plugin.share_state(cycle, shared)

@@ -131,3 +131,23 @@ def test_an_invalid_edit_is_refused_as_a_patch_would_be(
     response = impact_of(api_client, args, {"usage_thresholds": {"cpu": 140}})
     assert response.status_code == 400
     assert "usage_thresholds" in response.content.decode()
+
+
+def test_a_profile_edit_that_drops_loadaware_filters_no_node(
+    api_client: Any, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    configuration = loadaware_configuration(demo_snapshot.cluster, usage_thresholds={"cpu": 40})
+    profile = configuration.profiles.get()
+    before_now = filtered_now(demo_snapshot)
+    api_client.force_login(editor)
+    response = api_client.post(
+        f"/api/v1/profiles/{profile.pk}/impact/", {"plugins": {}}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["filtered"]["before"] == before_now > 0
+    assert body["filtered"]["after"] == 0
+    assert len(body["filtered"]["removed"]) == before_now
+    assert body["pending"]["placeable_after"] >= body["pending"]["placeable_before"]
+    profile.refresh_from_db()
+    assert profile.plugins == {"multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}]}}
