@@ -41,27 +41,54 @@ def _after(cluster: Cluster, edit: Callable[[], Any]) -> evaluation.Configuratio
         return done.choice
 
 
-def update_impact(
-    service: Any, instance: Any, values: Mapping[str, Any], ctx: ChangeContext
-) -> dict[str, Any]:
-    """What saving ``values`` (the PATCH's fields) into a profile or its LoadAware args would
-    change. Raises the editing service's errors (``PolicyInvalid``) as a save would, and
-    :class:`NoSnapshot`."""
+def _profile_names(instance: Any, values: Mapping[str, Any]) -> tuple[str, str]:
+    """The profile's schedulerName before and after the edit."""
     if not isinstance(instance, SchedulerProfile | LoadAwareSchedulingArgs):
         raise TypeError(f"no impact for {type(instance).__name__}")
     row = instance if isinstance(instance, SchedulerProfile) else instance.profile
-    cluster = row.configuration.cluster
     profile = row.scheduler_name or DEFAULT_SCHEDULER
     renamed = values.get("scheduler_name") if isinstance(instance, SchedulerProfile) else None
-    profile_after = (renamed or DEFAULT_SCHEDULER) if renamed is not None else profile
+    return profile, (renamed or DEFAULT_SCHEDULER) if renamed is not None else profile
+
+
+def compare(
+    cluster: Cluster,
+    before: evaluation.ConfigurationChoice,
+    after: evaluation.ConfigurationChoice,
+    profile: str,
+    profile_after: str,
+) -> dict[str, Any]:
+    """The engine's impact answer for two configurations of ``cluster`` on its newest
+    snapshot (:class:`NoSnapshot` without one)."""
     stored = cluster.latest_snapshot()
     if stored is None:
         raise NoSnapshot(f"cluster {cluster.name} has no snapshot yet")
-    before = evaluation.choose_configuration(cluster, None)
-    after = _after(cluster, lambda: service.update(instance.pk, values, ctx, expected_version=None))
     old, new = engine_for(before.document, before.target), engine_for(after.document, after.target)
     with gc_paused():
         answer = impact(
             old, new, profile, snapshot_for(stored), stored.taken_at, profile_after=profile_after
         )
     return {**answer, "snapshot": stored.pk, "profile": profile_after}
+
+
+def update_impact(
+    service: Any, instance: Any, values: Mapping[str, Any], ctx: ChangeContext
+) -> dict[str, Any]:
+    """What saving ``values`` (the PATCH's fields) into a profile or its LoadAware args would
+    change. Raises the editing service's errors (``PolicyInvalid``) as a save would, and
+    :class:`NoSnapshot`."""
+    profile, profile_after = _profile_names(instance, values)
+    row = instance if isinstance(instance, SchedulerProfile) else instance.profile
+    cluster = row.configuration.cluster
+    if cluster.latest_snapshot() is None:
+        raise NoSnapshot(f"cluster {cluster.name} has no snapshot yet")
+    before = evaluation.choose_configuration(cluster, None)
+    after = _after(cluster, lambda: service.update(instance.pk, values, ctx, expected_version=None))
+    return compare(cluster, before, after, profile, profile_after)
+
+
+def previewed(cluster: Cluster, instance: Any, values: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The profile names an editor's preview compares (None: the object has no impact)."""
+    if not isinstance(instance, SchedulerProfile | LoadAwareSchedulingArgs):
+        return None
+    return _profile_names(instance, values)

@@ -151,3 +151,26 @@ def test_a_profile_edit_that_drops_loadaware_filters_no_node(
     assert body["pending"]["placeable_after"] >= body["pending"]["placeable_before"]
     profile.refresh_from_db()
     assert profile.plugins == {"multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}]}}
+
+
+def test_the_loadaware_editor_preview_shows_the_impact(
+    client: Any, api_client: Any, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    from tests.policy.test_pages_policies import args_data
+
+    loadaware_configuration(demo_snapshot.cluster, usage_thresholds={"cpu": 40})
+    args = LoadAwareSchedulingArgs.objects.get()
+    before_now = filtered_now(demo_snapshot)
+    api_client.force_login(editor)
+    expected = impact_of(api_client, args, {"usage_thresholds": {"cpu": 70}}).json()
+    client.force_login(editor)
+    response = client.post(
+        f"/policies/loadaware/{args.pk}/edit/",
+        args_data(args, usage_thresholds={"cpu": "70"}, preview="1"),
+    )
+    assert response.status_code == 200
+    shown = response.context["preview"].impact
+    assert shown == expected and shown["filtered"]["before"] == before_now
+    page = response.content.decode()
+    assert f'data-impact="after">{expected["filtered"]["after"]}<' in page
+    assert LoadAwareSchedulingArgs.objects.get().usage_thresholds == {"cpu": 40}
