@@ -17,7 +17,12 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.http import Http404
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import exceptions, mixins, renderers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -50,8 +55,10 @@ from policy.api.policy_serializers import (
     SchedulerConfigurationSerializer,
     SchedulerProfileSerializer,
 )
+from policy.api.throttling import EvaluateThrottle
 from policy.core.models import VersionedModel
 from policy.core.params import in_range
+from policy.decisions import impact as decision_impact
 from policy.policies import rendering
 from policy.policies import services as policies
 from policy.policies.located import located_body
@@ -393,7 +400,45 @@ def _document_errors(body: dict[str, Any]) -> dict[str, Any]:
     return {"errors": body["errors"], "document": messages}
 
 
-class SchedulerProfileViewSet(PolicyViewSet[SchedulerProfile]):
+class ImpactMixin(ServiceMixin[T]):
+    """``POST .../{id}/impact/``: what saving the fields a PATCH would send would change on
+    the cluster's newest snapshot (docs/advisor.md); nothing is saved."""
+
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        responses={
+            200: OpenApiResponse(
+                response=OpenApiTypes.OBJECT,
+                description="`filtered` (before, after, added, removed nodes; `before` is the "
+                'dashboard\'s "filtered now"), `pending` (placeable before and after, newly '
+                "placeable and unplaceable pods) and `thresholds_changed` (nodes), on the "
+                "cluster's newest snapshot. Nothing is saved.",
+            ),
+            400: OpenApiResponse(description="The fields as a PATCH would refuse them."),
+            409: OpenApiResponse(description="The cluster has no snapshot yet."),
+        },
+    )
+    @action(detail=True, methods=["post"], throttle_classes=[EvaluateThrottle])
+    def impact(self, request: Request, pk: str | None = None) -> Response:
+        """The impact of an edit before saving it."""
+        instance = self.get_object()
+        serializer = self.get_serializer(instance, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            answer = self._call(
+                instance.pk,
+                data,
+                lambda: decision_impact.update_impact(
+                    self.service, instance, data, self._context()
+                ),
+            )
+        except decision_impact.NoSnapshot as exc:
+            return Response({"cluster": [str(exc)]}, status=status.HTTP_409_CONFLICT)
+        return Response(answer)
+
+
+class SchedulerProfileViewSet(ImpactMixin[SchedulerProfile], PolicyViewSet[SchedulerProfile]):
     """Profiles of a scheduler configuration (KubeSchedulerProfile)."""
 
     queryset = SchedulerProfile.objects.select_related("configuration", "loadaware_args")
@@ -404,7 +449,9 @@ class SchedulerProfileViewSet(PolicyViewSet[SchedulerProfile]):
     service = policies.ProfileService()
 
 
-class LoadAwareArgsViewSet(PolicyViewSet[LoadAwareSchedulingArgs]):
+class LoadAwareArgsViewSet(
+    ImpactMixin[LoadAwareSchedulingArgs], PolicyViewSet[LoadAwareSchedulingArgs]
+):
     """LoadAwareSchedulingArgs of a profile (rendered into its pluginConfig)."""
 
     queryset = LoadAwareSchedulingArgs.objects.select_related("profile__configuration")

@@ -78,6 +78,10 @@ class PendingPods:
                 self._placeable_now[k] = self._placeable(framework, pod)
         return self._placeable_now[k]
 
+    def placeable_by(self, framework: Framework, pod: Pod) -> bool:
+        """Whether ``framework`` places ``pod`` on this snapshot (probed nodes first)."""
+        return self._placeable(framework, pod)
+
     def _placeable(self, framework: Framework, pod: Pod) -> bool:
         """Asked first of the nodes with the most free cpu (a pod that fits anywhere usually
         fits one of them), then of every node: the same answer, mostly much sooner."""

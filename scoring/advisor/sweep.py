@@ -29,7 +29,7 @@ from scoring.plugins.loadaware.plugin import LoadAwareScheduling
 from scoring.plugins.loadaware.state import IncomingPod
 from scoring.snapshot import Snapshot
 
-_PROBE = {
+PROBE = {
     "apiVersion": "v1",
     "kind": "Pod",
     "metadata": {"name": "schedboard-sweep-probe", "namespace": "default"},
@@ -74,7 +74,7 @@ def loadaware_sweep(
     base_framework = engine.frameworks[profile]
     base = base_framework.instances[PLUGIN_NAME]
     assert isinstance(base, LoadAwareScheduling)
-    cycle = Cycle(parse_pod(_PROBE), snapshot, now)
+    cycle = Cycle(parse_pod(PROBE), snapshot, now)
     field_name = swept_field(base)
     with snapshot.transient_extensions():
         frameworks = [
@@ -134,7 +134,7 @@ def _placeable(
     """Pending pods of ``profile`` each framework places: per class, the lowest threshold
     index that places it, by binary search (placing is monotonic in the threshold)."""
     placed = [0] * (len(frameworks) + 1)
-    pending = PendingPods(engine, snapshot, parse_pod(_PROBE), now)
+    pending = PendingPods(engine, snapshot, parse_pod(PROBE), now)
     for pod, size in pending.classes:
         if pod.scheduler_name != profile:
             continue

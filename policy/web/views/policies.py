@@ -28,6 +28,8 @@ from policy.accounts.roles import can_edit_policy, role_required
 from policy.clusters.models import Cluster
 from policy.core.choices import Role
 from policy.core.params import parse_id
+from policy.decisions import evaluation
+from policy.decisions import impact as decision_impact
 from policy.policies import rendering
 from policy.policies import services as policies
 from policy.policies.located import NON_FIELD, located_body
@@ -130,6 +132,7 @@ class Preview:
     active: bool | None = None
     annotation: str | None = None
     thresholds: ui.ThresholdPreview | None = None  # at the moment the form asked for
+    impact: dict[str, Any] | None = None  # profiles and LoadAware args: what saving changes
 
 
 def dry_run(
@@ -143,11 +146,15 @@ def dry_run(
         at = rendering.today_at(cluster, wall_clock) if wall_clock is not None else None
     render = editor.render if at is None else (lambda c: ui.render_thresholds(c, at))
     before = render(cluster)
+    configuration = evaluation.choose_configuration(cluster, None)
     found: dict[str, Any] = {}
     try:
         with transaction.atomic():
             obj = call()
             found["after"] = render(Cluster.objects.get(pk=cluster.pk))
+            names = decision_impact.previewed(cluster, obj, form.values() if form else {})
+            if names is not None:
+                found["impact"] = (names, evaluation.choose_configuration(cluster, None))
             if isinstance(obj, NodeThresholdPolicy):
                 found["annotation"] = rendering.annotation_value(obj)
                 try:
@@ -161,6 +168,15 @@ def dry_run(
         pass
     after: ui.Rendered = found["after"]
     diff = ui.unified_diff(before.text, after.text, old="current", new="after this change")
+    impact = None
+    if "impact" in found:
+        (profile, profile_after), changed = found["impact"]
+        try:
+            impact = decision_impact.compare(
+                cluster, configuration, changed, profile, profile_after
+            )
+        except decision_impact.NoSnapshot:
+            impact = None
     return Preview(
         before,
         after,
@@ -169,6 +185,7 @@ def dry_run(
         found.get("active"),
         found.get("annotation"),
         found.get("thresholds"),
+        impact,
     )
 
 

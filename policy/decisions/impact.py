@@ -1,0 +1,94 @@
+"""The impact of a policy edit before it is saved (a service): the edit is made through the
+editing service, which validates the whole configuration as a save would, inside a
+transaction that is then rolled back; the engine compares the configuration before and after
+on the cluster's newest snapshot. Nothing is saved, recorded or pushed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from django.db import transaction
+
+from policy.accounts.changes import ChangeContext
+from policy.clusters.engine import engine_for, snapshot_for
+from policy.clusters.models import Cluster
+from policy.decisions import evaluation
+from policy.policies.models import LoadAwareSchedulingArgs, SchedulerProfile
+from scoring.advisor.impact import impact
+from scoring.snapshot import gc_paused
+
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+class NoSnapshot(ValueError):
+    """The cluster has no snapshot to compare on."""
+
+
+class _RolledBack(Exception):
+    def __init__(self, choice: evaluation.ConfigurationChoice) -> None:
+        super().__init__("rolled back")
+        self.choice = choice
+
+
+def _after(cluster: Cluster, edit: Callable[[], Any]) -> evaluation.ConfigurationChoice:
+    """The cluster's configuration as ``edit`` would leave it, without keeping the edit."""
+    try:
+        with transaction.atomic():
+            edit()
+            raise _RolledBack(evaluation.choose_configuration(cluster, None))
+    except _RolledBack as done:
+        return done.choice
+
+
+def _profile_names(instance: Any, values: Mapping[str, Any]) -> tuple[str, str]:
+    """The profile's schedulerName before and after the edit."""
+    if not isinstance(instance, SchedulerProfile | LoadAwareSchedulingArgs):
+        raise TypeError(f"no impact for {type(instance).__name__}")
+    row = instance if isinstance(instance, SchedulerProfile) else instance.profile
+    profile = row.scheduler_name or DEFAULT_SCHEDULER
+    renamed = values.get("scheduler_name") if isinstance(instance, SchedulerProfile) else None
+    return profile, (renamed or DEFAULT_SCHEDULER) if renamed is not None else profile
+
+
+def compare(
+    cluster: Cluster,
+    before: evaluation.ConfigurationChoice,
+    after: evaluation.ConfigurationChoice,
+    profile: str,
+    profile_after: str,
+) -> dict[str, Any]:
+    """The engine's impact answer for two configurations of ``cluster`` on its newest
+    snapshot (:class:`NoSnapshot` without one)."""
+    stored = cluster.latest_snapshot()
+    if stored is None:
+        raise NoSnapshot(f"cluster {cluster.name} has no snapshot yet")
+    old, new = engine_for(before.document, before.target), engine_for(after.document, after.target)
+    with gc_paused():
+        answer = impact(
+            old, new, profile, snapshot_for(stored), stored.taken_at, profile_after=profile_after
+        )
+    return {**answer, "snapshot": stored.pk, "profile": profile_after}
+
+
+def update_impact(
+    service: Any, instance: Any, values: Mapping[str, Any], ctx: ChangeContext
+) -> dict[str, Any]:
+    """What saving ``values`` (the PATCH's fields) into a profile or its LoadAware args would
+    change. Raises the editing service's errors (``PolicyInvalid``) as a save would, and
+    :class:`NoSnapshot`."""
+    profile, profile_after = _profile_names(instance, values)
+    row = instance if isinstance(instance, SchedulerProfile) else instance.profile
+    cluster = row.configuration.cluster
+    if cluster.latest_snapshot() is None:
+        raise NoSnapshot(f"cluster {cluster.name} has no snapshot yet")
+    before = evaluation.choose_configuration(cluster, None)
+    after = _after(cluster, lambda: service.update(instance.pk, values, ctx, expected_version=None))
+    return compare(cluster, before, after, profile, profile_after)
+
+
+def previewed(cluster: Cluster, instance: Any, values: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The profile names an editor's preview compares (None: the object has no impact)."""
+    if not isinstance(instance, SchedulerProfile | LoadAwareSchedulingArgs):
+        return None
+    return _profile_names(instance, values)
