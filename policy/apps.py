@@ -17,7 +17,7 @@ class PolicyConfig(AppConfig):
         # the engine tier's questions, answered by name (policy.engine.questions).
         from policy import tasks  # noqa: F401
         from policy.api import schema  # noqa: F401
-        from policy.decisions import descheduling, fixes, questions  # noqa: F401
+        from policy.decisions import descheduling, fixes, impact, questions  # noqa: F401
         from policy.policies import rendering  # noqa: F401
         from policy.sync import receivers  # noqa: F401
         from policy.web import questions as page_questions  # noqa: F401

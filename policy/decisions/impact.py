@@ -5,6 +5,7 @@ on the cluster's newest snapshot. Nothing is saved, recorded or pushed."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -12,10 +13,13 @@ from django.db import transaction
 
 from policy.accounts.changes import ChangeContext
 from policy.clusters.engine import engine_for, snapshot_for
-from policy.clusters.models import Cluster
+from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.decisions import evaluation
+from policy.engine import client
+from policy.engine.questions import Refused, question
 from policy.policies.models import LoadAwareSchedulingArgs, SchedulerProfile
 from scoring.advisor.impact import impact
+from scoring.config import Target
 from scoring.snapshot import gc_paused
 
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -59,14 +63,49 @@ def compare(
     profile_after: str,
 ) -> dict[str, Any]:
     """The engine's impact answer for two configurations of ``cluster`` on its newest
-    snapshot (:class:`NoSnapshot` without one)."""
+    snapshot (:class:`NoSnapshot` without one), from the engine tier (the configurations travel
+    as documents: the edit that made ``after`` was rolled back)."""
     stored = cluster.latest_snapshot()
     if stored is None:
         raise NoSnapshot(f"cluster {cluster.name} has no snapshot yet")
-    old, new = engine_for(before.document, before.target), engine_for(after.document, after.target)
+    payload = {
+        "snapshot": stored.pk,
+        "before": _side(before),
+        "after": _side(after),
+        "profile": profile,
+        "profile_after": profile_after,
+    }
+    try:
+        answer: dict[str, Any] = client.ask(cluster.pk, "impact", payload)
+    except Refused as exc:
+        raise NoSnapshot(str(exc)) from None
+    return answer
+
+
+def _side(choice: evaluation.ConfigurationChoice) -> dict[str, Any]:
+    target = dataclasses.asdict(choice.target) if choice.target is not None else None
+    return {"document": choice.document, "target": target}
+
+
+def _engine(side: dict[str, Any]) -> Any:
+    target = Target(**side["target"]) if side["target"] is not None else None
+    return engine_for(side["document"], target)
+
+
+@question("impact")
+def _impact_question(payload: dict[str, Any]) -> dict[str, Any]:
+    stored = ClusterSnapshot.snapshots.summaries().filter(pk=payload["snapshot"]).first()
+    if stored is None:
+        raise Refused("snapshot", f"no snapshot {payload['snapshot']}")
+    profile_after = payload["profile_after"]
     with gc_paused():
         answer = impact(
-            old, new, profile, snapshot_for(stored), stored.taken_at, profile_after=profile_after
+            _engine(payload["before"]),
+            _engine(payload["after"]),
+            payload["profile"],
+            snapshot_for(stored),
+            stored.taken_at,
+            profile_after=profile_after,
         )
     return {**answer, "snapshot": stored.pk, "profile": profile_after}
 
