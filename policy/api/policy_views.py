@@ -55,7 +55,7 @@ from policy.api.policy_serializers import (
     SchedulerConfigurationSerializer,
     SchedulerProfileSerializer,
 )
-from policy.api.throttling import EvaluateThrottle
+from policy.accounts.rate_limits import EvaluateThrottle
 from policy.core.models import VersionedModel
 from policy.core.params import in_range
 from policy.decisions import impact as decision_impact
