@@ -91,6 +91,9 @@ def test_run_serves_on_port_and_prints_its_url(tmp_path: Path) -> None:
     """``PORT=N scripts/run`` migrates a fresh database, prints http://127.0.0.1:N/ for the
     login and the server, and answers there."""
     port = _free_port()
+    # ensure_admin keeps a new admin's password in the checkout's var/: put back what was there.
+    password_file = ROOT / "var" / "admin-password"
+    kept = password_file.read_bytes() if password_file.exists() else None
     run = subprocess.Popen(
         [str(ROOT / "scripts" / "run")],
         env=_environ(
@@ -122,3 +125,7 @@ def test_run_serves_on_port_and_prints_its_url(tmp_path: Path) -> None:
     finally:
         os.killpg(run.pid, signal.SIGTERM)
         run.wait(timeout=60)
+        if kept is None:
+            password_file.unlink(missing_ok=True)
+        else:
+            password_file.write_bytes(kept)

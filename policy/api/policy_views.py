@@ -31,6 +31,7 @@ from rest_framework.response import Response
 from policy.accounts import changes
 from policy.accounts.changes import ChangeContext
 from policy.accounts.models import AuthorizationFailure, PolicyChange
+from policy.accounts.rate_limits import EvaluateThrottle
 from policy.accounts.roles import CanEditPolicy, CanPushPolicy, IsViewer
 from policy.api import concurrency
 from policy.api.errors import PolicyValidationError
@@ -55,7 +56,6 @@ from policy.api.policy_serializers import (
     SchedulerConfigurationSerializer,
     SchedulerProfileSerializer,
 )
-from policy.accounts.rate_limits import EvaluateThrottle
 from policy.core.models import VersionedModel
 from policy.core.params import in_range
 from policy.decisions import impact as decision_impact

@@ -319,7 +319,7 @@ def test_deleting_profiles_needs_each_one_confirmed(
     assert not SchedulerProfile.objects.filter(pk__in=[gone.pk, old.pk]).exists()
     assert not LoadAwareSchedulingArgs.objects.filter(pk=args.pk).exists()
 
-    # The deleted objects' history stays readable; their pages lead there.
+    # The deleted objects' history stays readable; their pages redirect there.
     for kind, pk, name in (("profiles", gone.pk, "gone"), ("loadaware", args.pk, "gone")):
         history = client.get(f"/policies/{kind}/{pk}/history/")
         assert history.status_code == 200

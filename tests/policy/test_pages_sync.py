@@ -136,8 +136,10 @@ def test_operator_plans_confirms_and_the_policies_become_synced(
     html = html_of(review)
     assert "3 changes to 3 objects: 3 add" in html
     assert "ConfigMap/koordinator-system/koord-scheduler-config" in html
-    for node in policy.node_names:
-        assert f'<th scope="row">Node/{node}</th>' in html
+    # The nodes get the same annotation: one line, naming them.
+    group = html.split('data-count="2"')[1].split("</tr>")[0]
+    assert "<strong>2</strong> Nodes" in group
+    assert ", ".join(sorted(policy.node_names)) in group
     assert "{&quot;usageThresholds&quot;:{&quot;cpu&quot;:55,&quot;memory&quot;:80}}" in html
     assert 'class="d-add">+apiVersion: kubescheduler.config.k8s.io/v1' in html  # YAML diff
     assert "Confirm push" in html and "Cancel" in html

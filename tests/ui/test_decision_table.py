@@ -93,16 +93,16 @@ def decision(transactional_db: None) -> Any:
     yield evaluate_pod(snapshot.cluster, POD, source=DecisionSource.UI)
 
 
-def _check_lead(page: Any) -> None:
-    lead = page.locator("#lead")
-    rows = lead.locator("table.lead-table tbody tr")
+def _check_margin(page: Any) -> None:
+    margin = page.locator("#margin")
+    rows = margin.locator("table.margin-table tbody tr")
     deltas = []
     for k in range(rows.count() - 1):
         deltas.append(int(rows.nth(k).locator("td.delta").inner_text().replace("+", "")))
     gap = int(rows.last.locator("td.delta").inner_text().replace("+", ""))
     assert sum(deltas) == gap  # the plugins' differences add up to the gap
     assert deltas == sorted(deltas, key=lambda d: -abs(d))  # the largest part first
-    sentence = lead.locator("p").first.inner_text()
+    sentence = margin.locator("p").first.inner_text()
     if gap:
         assert re.search(rf"{gap} points? more than", sentence), sentence
     else:
@@ -131,7 +131,7 @@ def test_ranked_nodes_fit_their_card(
     assert re.search(r"\d+ = \d+ \(raw \d+\) × \d+", parts.first.inner_text())
     assert "LoadAware:" in first.locator("tr.breakdown").inner_text()
     assert page.evaluate(OVERFLOWS) == []
-    _check_lead(page)
+    _check_margin(page)
     screenshot(page, f"decision-ranked-{width}")
 
 
@@ -153,5 +153,5 @@ def test_ranked_nodes_at_a_phones_width(
     assert page.evaluate(WIDEST) is None
     assert page.evaluate(OVERFLOWS) == []
     assert page.evaluate(TALLEST_ROW) <= 48
-    _check_lead(page)
+    _check_margin(page)
     screenshot(page, "phone-decision-ranked")

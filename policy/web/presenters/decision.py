@@ -62,7 +62,7 @@ class RankedNode:
 
 @dataclass(frozen=True)
 class PluginDelta:
-    """One score plugin's part in #1's lead over #2 (weighted points; None: it did not score)."""
+    """One score plugin's part in #1's margin over #2 (weighted points; None: it did not score)."""
 
     plugin: str
     weight: int
@@ -81,7 +81,7 @@ class PluginDelta:
 
 
 @dataclass(frozen=True)
-class Lead:
+class Margin:
     """Why the best ranked node beat the second: the total gap and each plugin's share of it,
     largest first (plugins scoring both alike last)."""
 
@@ -99,7 +99,7 @@ class Lead:
         return [part for part in self.parts if part.delta]
 
 
-def lead_of(ranked: Sequence[RankedNode], plugins: Sequence[tuple[str, int]]) -> Lead | None:
+def margin_of(ranked: Sequence[RankedNode], plugins: Sequence[tuple[str, int]]) -> Margin | None:
     """#1 against #2 per score plugin (None with fewer than two ranked nodes)."""
     if len(ranked) < 2:
         return None
@@ -109,7 +109,7 @@ def lead_of(ranked: Sequence[RankedNode], plugins: Sequence[tuple[str, int]]) ->
         for (plugin, weight), a, b in zip(plugins, first.scores, second.scores, strict=True)
     ]
     parts.sort(key=lambda part: (-abs(part.delta), part.plugin))
-    return Lead(first, second, parts)
+    return Margin(first, second, parts)
 
 
 @dataclass(frozen=True)
@@ -218,9 +218,9 @@ class DecisionView:
         return 2 + len(self.score_plugins)
 
     @property
-    def lead(self) -> Lead | None:
+    def margin(self) -> Margin | None:
         """Why #1 beat #2, per score plugin."""
-        return lead_of(self.ranked, self.score_plugins)
+        return margin_of(self.ranked, self.score_plugins)
 
     @property
     def winner_parts(self) -> list[tuple[str, int, ScoreCell | None]]:

@@ -1,13 +1,16 @@
-"""What the sync pages show: a plan's changes object by object, job timings.
+"""What the sync pages show: a plan's changes (identical ones grouped), its notes, job timings.
 
 What makes "Confirm push" safe is in :mod:`policy.sync.confirmation`.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field as default
+from functools import cached_property
 from typing import Any
 
 from policy.web.format import age
@@ -21,40 +24,110 @@ def _inline(value: str | None) -> bool:
     return value is None or ("\n" not in value.rstrip("\n") and len(value) <= INLINE_CHARS)
 
 
-@dataclass(frozen=True)
-class ChangeRow:
-    """One field of one object a push writes (or wrote)."""
+# Objects named in a group's line; the rest are one click away, a page at a time.
+NAMES_SHOWN = 12
+GROUPS_PER_PAGE = 50
+OBJECTS_PER_PAGE = 200
 
-    object_ref: str
+
+@dataclass
+class ChangeGroup:
+    """Changes that write the same thing to objects of one kind: one field, one action, the
+    same value before and after (442 nodes getting the same annotation read as one line)."""
+
+    number: int
+    kind: str
     field: str
     action: str
     before: str | None
     after: str | None
-    diff: list[tuple[str, str]]
+    raw_diff: str  # the first change's, for values shown as a diff
+    objects: list[str] = default(default_factory=list)  # "name" or "namespace/name"
+
+    @property
+    def count(self) -> int:
+        return len(self.objects)
+
+    @property
+    def object_ref(self) -> str:
+        """``Node/a`` for one object; ``Node`` (the kind) for a group."""
+        return f"{self.kind}/{self.objects[0]}" if self.count == 1 else self.kind
+
+    @property
+    def shown(self) -> list[str]:
+        return self.objects[:NAMES_SHOWN]
+
     note: str = ""  # a write not heard back from, or found in place by a retry
 
     @property
     def inline(self) -> bool:
-        """Short one-line values read best side by side; the rest as a unified diff."""
         return _inline(self.before) and _inline(self.after)
 
+    @cached_property
+    def diff(self) -> list[tuple[str, str]]:
+        return diff_lines(self.raw_diff)
 
-def change_rows(changes: Sequence[dict[str, Any]]) -> list[ChangeRow]:
-    rows = []
+
+def change_groups(changes: Sequence[dict[str, Any]]) -> list[ChangeGroup]:
+    """The changes grouped by kind, field, action and values, in the plan's order of first
+    appearance; each group's objects in the plan's order."""
+    groups: dict[tuple[Any, ...], ChangeGroup] = {}
     for change in changes:
-        where = f"{change['namespace']}/" if change.get("namespace") else ""
-        rows.append(
-            ChangeRow(
-                object_ref=f"{change['kind']}/{where}{change['name']}",
-                field=change["field"],
-                action=change["action"],
-                before=change.get("before"),
-                after=change.get("after"),
-                diff=diff_lines(change.get("diff") or ""),
-                note=_note(change),
-            )
+        key = (
+            change["kind"],
+            change["field"],
+            change["action"],
+            change.get("before"),
+            change.get("after"),
+            _note(change),
         )
-    return rows
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = ChangeGroup(
+                len(groups) + 1, *key[:5], raw_diff=change.get("diff") or "", note=key[5]
+            )
+        where = f"{change['namespace']}/" if change.get("namespace") else ""
+        group.objects.append(f"{where}{change['name']}")
+    return list(groups.values())
+
+
+_NODE_NOTE = re.compile(r"^node (?P<node>[^:\s]+)(?P<rest>(: | ).+)$")
+
+
+@dataclass
+class NoteGroup:
+    """Notes saying the same of several nodes ("…was set by someone else; left alone")."""
+
+    text: str
+    nodes: list[str] = default(default_factory=list)
+
+    @property
+    def listed(self) -> list[str]:
+        """The nodes named on the page (the first page's worth)."""
+        return self.nodes[:OBJECTS_PER_PAGE]
+
+    @property
+    def more(self) -> int:
+        return len(self.nodes) - len(self.listed)
+
+
+def note_groups(notes: Sequence[str]) -> list[NoteGroup]:
+    """Notes about nodes grouped by what they say (``text`` then reads "node X…" for one node
+    and "N nodes…" for more); other notes one each."""
+    groups: dict[str, NoteGroup] = {}
+    for note in notes:
+        match = _NODE_NOTE.match(note)
+        if match is None:
+            groups.setdefault(note, NoteGroup(note))
+            continue
+        group = groups.setdefault(f"node …{match['rest']}", NoteGroup(match["rest"]))
+        group.nodes.append(match["node"])
+    for group in groups.values():
+        if len(group.nodes) == 1:
+            group.text = f"node {group.nodes[0]}{group.text}"
+        elif group.nodes:
+            group.text = f"{len(group.nodes):,} nodes{group.text}"
+    return list(groups.values())
 
 
 def _note(change: dict[str, Any]) -> str:

@@ -177,6 +177,27 @@ def cluster_sync_target(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("cluster-sync", cluster.pk)
 
 
+def _changes(request: HttpRequest, changes: list[dict[str, Any]]) -> dict[str, Any]:
+    """A plan's or job's changes for its page: identical changes grouped, the groups a page at
+    a time (``?page=``); ``?group=N`` opens group N with all its objects, a page at a time
+    (``?objects=``)."""
+    groups = present.change_groups(changes)
+    page = Paginator(groups, present.GROUPS_PER_PAGE).get_page(request.GET.get("page"))
+    number = parse_id(request.GET.get("group"))
+    opened = next((g for g in page.object_list if g.number == number), None)
+    objects = None
+    if opened is not None:
+        paginator = Paginator(opened.objects, present.OBJECTS_PER_PAGE)
+        objects = paginator.get_page(request.GET.get("objects"))
+    return {
+        "rows": list(page.object_list),
+        "groups_page": page,
+        "opened": opened,
+        "opened_objects": objects,
+        "summary": present.change_summary(changes),
+    }
+
+
 def _review(
     request: HttpRequest,
     cluster: Cluster,
@@ -190,8 +211,8 @@ def _review(
     context = {
         "cluster": cluster,
         "plan": plan,
-        "rows": present.change_rows(plan.changes),
-        "summary": present.change_summary(plan.changes),
+        **_changes(request, plan.changes or []),
+        "note_groups": present.note_groups(plan.notes or []),
         "attention": sync_services.attention_reasons(plan.changes or []),
         "unacknowledged": unacknowledged,
         "stale": stale,
@@ -282,8 +303,8 @@ def cluster_sync_job(request: HttpRequest, pk: int, job: int) -> HttpResponse:
     if request.headers.get("X-Partial") == "status":
         return render(request, "policy/sync/_job_status.html", context)
     context |= {
-        "rows": present.change_rows(found.changes),
-        "summary": present.change_summary(found.changes),
+        **_changes(request, found.changes or []),
+        "note_groups": present.note_groups(found.notes or []),
         "can_push": can_push_policy(request.user),
     }
     return render(request, "policy/sync/job.html", context)

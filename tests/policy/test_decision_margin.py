@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from policy.web.presenters.decision import RankedNode, ScoreCell, camel_words, lead_of
+from policy.web.presenters.decision import RankedNode, ScoreCell, camel_words, margin_of
 
 PLUGINS = [("NodeResourcesFit", 1), ("LoadAwareScheduling", 2), ("ImageLocality", 1)]
 
@@ -14,22 +14,22 @@ def node(rank: int, name: str, *weighted: int | None) -> RankedNode:
 
 
 def test_parts_add_up_to_the_gap_largest_first() -> None:
-    lead = lead_of([node(1, "a", 80, 150, 0), node(2, "b", 90, 120, None)], PLUGINS)
-    assert lead is not None
-    assert lead.gap == 20
-    assert [(p.plugin, p.delta) for p in lead.parts] == [
+    margin = margin_of([node(1, "a", 80, 150, 0), node(2, "b", 90, 120, None)], PLUGINS)
+    assert margin is not None
+    assert margin.gap == 20
+    assert [(p.plugin, p.delta) for p in margin.parts] == [
         ("LoadAwareScheduling", 30),
         ("NodeResourcesFit", -10),
         ("ImageLocality", 0),
     ]
-    assert sum(p.delta for p in lead.parts) == lead.gap
-    assert [p.plugin for p in lead.deciding] == ["LoadAwareScheduling", "NodeResourcesFit"]
+    assert sum(p.delta for p in margin.parts) == margin.gap
+    assert [p.plugin for p in margin.deciding] == ["LoadAwareScheduling", "NodeResourcesFit"]
 
 
 def test_a_tie_and_a_single_node() -> None:
-    lead = lead_of([node(1, "a", 50, 50, 0), node(2, "b", 50, 50, 0)], PLUGINS)
-    assert lead is not None and lead.gap == 0 and lead.deciding == []
-    assert lead_of([node(1, "a", 1, 2, 3)], PLUGINS) is None
+    margin = margin_of([node(1, "a", 50, 50, 0), node(2, "b", 50, 50, 0)], PLUGINS)
+    assert margin is not None and margin.gap == 0 and margin.deciding == []
+    assert margin_of([node(1, "a", 1, 2, 3)], PLUGINS) is None
 
 
 def test_plugin_names_wrap_between_words() -> None:
