@@ -65,6 +65,28 @@ class NodeEventListener(Protocol):
     def node_event(self, kind: str, node: int) -> None: ...
 
 
+class NodeSetListener(Protocol):
+    """Plugin state that follows nodes being deleted or added (a refresh) instead of being
+    dropped and rebuilt: ``keep`` marks the rows that stay (in order); ``count`` rows are
+    appended at the end, already in the snapshot when it is called."""
+
+    def nodes_deleted(self, keep: BoolArray) -> None: ...
+
+    def nodes_added(self, count: int) -> None: ...
+
+
+def keep_columns(array: npt.NDArray[Any], keep: BoolArray) -> npt.NDArray[Any]:
+    """``array`` without the deleted nodes' entries along its last (node) axis."""
+    result: npt.NDArray[Any] = array[..., keep]
+    return result
+
+
+def add_columns(array: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
+    """``array`` with ``count`` zero entries appended along its last (node) axis."""
+    zeros = np.zeros((*array.shape[:-1], count), dtype=array.dtype)
+    return np.concatenate([array, zeros], axis=-1)
+
+
 @dataclass
 class LabelColumn:
     """One label key over all nodes: a code per node (-1 where the label is absent)."""
@@ -364,8 +386,9 @@ class Snapshot:
         objects (the same nodes in the same order: a deleted node's row goes, an added node
         comes last). The cost is what changed: a pod is re-accounted on its node, a Node,
         NodeMetric or NRT updates that node's row in every plugin state. Adding or deleting
-        nodes re-indexes the snapshot's rows, bumps :attr:`layout` and drops the plugin states
-        (rebuilt on next use), so results cached by node index must be dropped too.
+        nodes re-indexes the snapshot's rows and bumps :attr:`layout` (results cached by node
+        index must be dropped); plugin states follow (:class:`NodeSetListener`) or are dropped
+        and rebuilt on next use.
 
         For a snapshot that follows a cluster: placements simulated on it (``assume_pod``) stay
         in the plugin states the way a rebuild would not have them, so simulate on a
@@ -384,7 +407,7 @@ class Snapshot:
         gone = set(deleted)
         added = [n for n in plan.nodes if n.name not in self.index or n.name in gone]
         if added or deleted:
-            self._drop_extensions()  # rebuilt once on next use instead of followed, then dropped
+            self._keep_node_set_listeners()
         locations = self._locations()
         for key in plan.deleted_pods:
             entry = locations.pop(key, None)
@@ -493,15 +516,22 @@ class Snapshot:
         else:
             objects[name] = obj
 
-    def _drop_extensions(self) -> None:
-        self._extensions.clear()
-        self._listeners.clear()
+    def _keep_node_set_listeners(self) -> None:
+        """Plugin states that cannot follow nodes coming and going are dropped (rebuilt once on
+        next use) rather than told about each change first."""
+        for key, state in list(self._extensions.items()):
+            if not (hasattr(state, "nodes_deleted") and hasattr(state, "nodes_added")):
+                del self._extensions[key]
+                self._listeners = [other for other in self._listeners if other is not state]
 
     def _delete_nodes(self, names: list[str]) -> None:
         """Delete node rows; their pods become unbound (bound to a node the snapshot lacks)."""
         gone = {self.index[name] for name in names}
         for index in sorted(gone):
-            self.unbound.extend(self.pods_on_node[index])
+            pods = list(self.pods_on_node[index])
+            for pod in pods:
+                self._account(pod, index, -1, observed=True)
+            self.unbound.extend(pods)
         keep = np.array([i not in gone for i in range(len(self.nodes))], dtype=bool)
         self.nodes = [node for i, node in enumerate(self.nodes) if keep[i]]
         self.pods_on_node = [pods for i, pods in enumerate(self.pods_on_node) if keep[i]]
@@ -512,6 +542,8 @@ class Snapshot:
         self.requested = self.requested[keep]
         self.non_zero_requested = self.non_zero_requested[keep]
         self._relayout()
+        for state in list(self._extensions.values()):
+            state.nodes_deleted(keep)
 
     def _add_nodes(self, nodes: list[Node]) -> None:
         """Append node rows; pods already bound to those names (unbound so far) move onto them."""
@@ -537,6 +569,8 @@ class Snapshot:
         self._relayout()
         for offset, node in enumerate(nodes):
             self._set_node_row(start + offset, node)
+        for state in list(self._extensions.values()):
+            state.nodes_added(extra)
         arriving = [pod for pod in self.unbound if pod.node_name in self.index]
         self.unbound = [pod for pod in self.unbound if pod.node_name not in self.index]
         for pod in arriving:
