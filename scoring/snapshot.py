@@ -124,9 +124,9 @@ class Snapshot:
 
     # Bumped when nodes are added or deleted: node indices changed (caches keyed by them reset).
     layout = 0
-    # Each pod by namespace/name with its node index (PENDING, UNBOUND), for refreshes; built on
-    # first use, dropped when simulated placements move pods.
-    _pod_locations: dict[PodKey, tuple[Pod, int]] | None = None
+    # Each pod of the cluster by namespace/name, for refreshes (where it is follows from its
+    # nodeName: ``_where``); built on first use, dropped when simulated placements move pods.
+    _pod_locations: dict[PodKey, Pod] | None = None
 
     def __init__(
         self,
@@ -410,9 +410,9 @@ class Snapshot:
             self._keep_node_set_listeners()
         locations = self._locations()
         for key in plan.deleted_pods:
-            entry = locations.pop(key, None)
-            if entry is not None:
-                self._take_pod(*entry)
+            pod = locations.pop(key, None)
+            if pod is not None:
+                self._take_pod(pod)
         if deleted:
             self._delete_nodes(deleted)
         for group, namespace, name in plan.deleted_cluster_objects:
@@ -426,17 +426,14 @@ class Snapshot:
             self._put_node_object(self.node_metrics, name, metric, NODE_METRIC_EVENT)
         for name, topology in plan.topologies.items():
             self._put_node_object(self.topologies, name, topology, TOPOLOGY_EVENT)
-        locations = self._locations()  # rebuilt if nodes were added or deleted
-        for pod in plan.pods:
-            self._put_pod(locations, pod)
+        for put in plan.pods:
+            self._put_pod(locations, put)
 
-    def _locations(self) -> dict[PodKey, tuple[Pod, int]]:
+    def _locations(self) -> dict[PodKey, Pod]:
         if self._pod_locations is None:
-            locations: dict[PodKey, tuple[Pod, int]] = {}
-            for where, pods in ((PENDING, self.pending), (UNBOUND, self.unbound)):
-                locations.update((pod_key(p.namespace, p.name), (p, where)) for p in pods)
-            for node, pods in enumerate(self.pods_on_node):
-                locations.update((pod_key(p.namespace, p.name), (p, node)) for p in pods)
+            locations: dict[PodKey, Pod] = {}
+            for pods in (self.pending, self.unbound, *self.pods_on_node):
+                locations.update((pod_key(p.namespace, p.name), p) for p in pods)
             self._pod_locations = locations
         return self._pod_locations
 
@@ -446,8 +443,9 @@ class Snapshot:
             return PENDING
         return self.index.get(pod.node_name, UNBOUND)
 
-    def _take_pod(self, pod: Pod, where: int) -> int:
+    def _take_pod(self, pod: Pod) -> int:
         """Remove a pod of the cluster from where it is; returns its position in that list."""
+        where = self._where(pod)
         pods = self._pod_list(where)
         position = next(k for k, other in enumerate(pods) if other is pod)
         if where >= 0:
@@ -461,23 +459,24 @@ class Snapshot:
             return self.pending
         return self.unbound if where == UNBOUND else self.pods_on_node[where]
 
-    def _put_pod(self, locations: dict[PodKey, tuple[Pod, int]], pod: Pod) -> None:
+    def _put_pod(self, locations: dict[PodKey, Pod], pod: Pod) -> None:
         """Add or replace a pod (a replaced pod keeps its place, as a rebuild orders it)."""
         key = pod_key(pod.namespace, pod.name)
         old = locations.pop(key, None)
         where = self._where(pod)
-        position = None if old is None else self._take_pod(*old)
+        same_place = old is not None and self._where(old) == where
+        position = None if old is None else self._take_pod(old)
         if pod.is_terminal:
             return  # the scheduler's informer drops Succeeded/Failed pods
         pods = self._pod_list(where)
         if where >= 0:
             self._account(pod, where, +1, observed=True)
             pods.pop()
-        if old is not None and old[1] == where and position is not None:
+        if same_place and position is not None:
             pods.insert(position, pod)
         else:
             pods.append(pod)
-        locations[key] = (pod, where)
+        locations[key] = pod
 
     def _replace_nodes(self, nodes: list[Node]) -> None:
         """New objects of known nodes: rows first, then one taint and label rebuild, then each
@@ -532,7 +531,8 @@ class Snapshot:
             for pod in pods:
                 self._account(pod, index, -1, observed=True)
             self.unbound.extend(pods)
-        keep = np.array([i not in gone for i in range(len(self.nodes))], dtype=bool)
+        keep = np.ones(len(self.nodes), dtype=bool)
+        keep[list(gone)] = False
         self.nodes = [node for i, node in enumerate(self.nodes) if keep[i]]
         self.pods_on_node = [pods for i, pods in enumerate(self.pods_on_node) if keep[i]]
         self.generation = self.generation[keep]
@@ -581,7 +581,6 @@ class Snapshot:
         self.index = {name: i for i, name in enumerate(self.node_names)}
         self._labels.clear()
         self._build_taints()
-        self._pod_locations = None
         self.layout += 1
 
     def add_cluster_objects(self, objects: Iterable[Mapping[str, Any]]) -> None:
