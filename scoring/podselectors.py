@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -25,7 +25,7 @@ import numpy as np
 from scoring import field_errors as fe
 from scoring.objects import Pod
 from scoring.selectors import Requirement, SelectorError, parse_label_selector
-from scoring.snapshot import IntArray, Snapshot
+from scoring.snapshot import BoolArray, IntArray, Snapshot, add_columns, keep_columns
 
 _COUNTS_KEY = "podselectors:counts"
 MAX_CACHED_SELECTORS = 512
@@ -195,6 +195,23 @@ class PodCounts:
 
     def node_event(self, kind: str, node: int) -> None:
         """Counts depend on pods only: Node, NodeMetric and NRT changes leave them valid."""
+
+    def nodes_deleted(self, keep: BoolArray) -> None:
+        """Deleted nodes hold no pod any more (their pods were removed first): renumber."""
+        position = np.cumsum(keep) - 1
+        self._size = int(keep.sum())
+        self._nodes = {s: [int(position[n]) for n in nodes] for s, nodes in self._nodes.items()}
+        self._reshape(lambda vector: keep_columns(vector, keep))
+
+    def nodes_added(self, count: int) -> None:
+        self._size += count
+        self._reshape(lambda vector: add_columns(vector, count))
+
+    def _reshape(self, change: Callable[[IntArray], IntArray]) -> None:
+        for key, vector in self._vectors.items():
+            reshaped = change(vector)
+            reshaped.flags.writeable = False
+            self._vectors[key] = reshaped
 
 
 def _signature_counted(key: CountKey, signature: Signature) -> bool:

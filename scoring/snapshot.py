@@ -65,6 +65,28 @@ class NodeEventListener(Protocol):
     def node_event(self, kind: str, node: int) -> None: ...
 
 
+class NodeSetListener(Protocol):
+    """Plugin state that follows nodes being deleted or added (a refresh) instead of being
+    dropped and rebuilt: ``keep`` marks the rows that stay (in order); ``count`` rows are
+    appended at the end, already in the snapshot when it is called."""
+
+    def nodes_deleted(self, keep: BoolArray) -> None: ...
+
+    def nodes_added(self, count: int) -> None: ...
+
+
+def keep_columns(array: npt.NDArray[Any], keep: BoolArray) -> npt.NDArray[Any]:
+    """``array`` without the deleted nodes' entries along its last (node) axis."""
+    result: npt.NDArray[Any] = array[..., keep]
+    return result
+
+
+def add_columns(array: npt.NDArray[Any], count: int) -> npt.NDArray[Any]:
+    """``array`` with ``count`` zero entries appended along its last (node) axis."""
+    zeros = np.zeros((*array.shape[:-1], count), dtype=array.dtype)
+    return np.concatenate([array, zeros], axis=-1)
+
+
 @dataclass
 class LabelColumn:
     """One label key over all nodes: a code per node (-1 where the label is absent)."""
@@ -102,9 +124,9 @@ class Snapshot:
 
     # Bumped when nodes are added or deleted: node indices changed (caches keyed by them reset).
     layout = 0
-    # Each pod by namespace/name with its node index (PENDING, UNBOUND), for refreshes; built on
-    # first use, dropped when simulated placements move pods.
-    _pod_locations: dict[PodKey, tuple[Pod, int]] | None = None
+    # Each pod of the cluster by namespace/name, for refreshes (where it is follows from its
+    # nodeName: ``_where``); built on first use, dropped when simulated placements move pods.
+    _pod_locations: dict[PodKey, Pod] | None = None
 
     def __init__(
         self,
@@ -364,8 +386,9 @@ class Snapshot:
         objects (the same nodes in the same order: a deleted node's row goes, an added node
         comes last). The cost is what changed: a pod is re-accounted on its node, a Node,
         NodeMetric or NRT updates that node's row in every plugin state. Adding or deleting
-        nodes re-indexes the snapshot's rows, bumps :attr:`layout` and drops the plugin states
-        (rebuilt on next use), so results cached by node index must be dropped too.
+        nodes re-indexes the snapshot's rows and bumps :attr:`layout` (results cached by node
+        index must be dropped); plugin states follow (:class:`NodeSetListener`) or are dropped
+        and rebuilt on next use.
 
         For a snapshot that follows a cluster: placements simulated on it (``assume_pod``) stay
         in the plugin states the way a rebuild would not have them, so simulate on a
@@ -384,12 +407,12 @@ class Snapshot:
         gone = set(deleted)
         added = [n for n in plan.nodes if n.name not in self.index or n.name in gone]
         if added or deleted:
-            self._drop_extensions()  # rebuilt once on next use instead of followed, then dropped
+            self._keep_node_set_listeners()
         locations = self._locations()
         for key in plan.deleted_pods:
-            entry = locations.pop(key, None)
-            if entry is not None:
-                self._take_pod(*entry)
+            pod = locations.pop(key, None)
+            if pod is not None:
+                self._take_pod(pod)
         if deleted:
             self._delete_nodes(deleted)
         for group, namespace, name in plan.deleted_cluster_objects:
@@ -403,17 +426,14 @@ class Snapshot:
             self._put_node_object(self.node_metrics, name, metric, NODE_METRIC_EVENT)
         for name, topology in plan.topologies.items():
             self._put_node_object(self.topologies, name, topology, TOPOLOGY_EVENT)
-        locations = self._locations()  # rebuilt if nodes were added or deleted
-        for pod in plan.pods:
-            self._put_pod(locations, pod)
+        for put in plan.pods:
+            self._put_pod(locations, put)
 
-    def _locations(self) -> dict[PodKey, tuple[Pod, int]]:
+    def _locations(self) -> dict[PodKey, Pod]:
         if self._pod_locations is None:
-            locations: dict[PodKey, tuple[Pod, int]] = {}
-            for where, pods in ((PENDING, self.pending), (UNBOUND, self.unbound)):
-                locations.update((pod_key(p.namespace, p.name), (p, where)) for p in pods)
-            for node, pods in enumerate(self.pods_on_node):
-                locations.update((pod_key(p.namespace, p.name), (p, node)) for p in pods)
+            locations: dict[PodKey, Pod] = {}
+            for pods in (self.pending, self.unbound, *self.pods_on_node):
+                locations.update((pod_key(p.namespace, p.name), p) for p in pods)
             self._pod_locations = locations
         return self._pod_locations
 
@@ -423,8 +443,9 @@ class Snapshot:
             return PENDING
         return self.index.get(pod.node_name, UNBOUND)
 
-    def _take_pod(self, pod: Pod, where: int) -> int:
+    def _take_pod(self, pod: Pod) -> int:
         """Remove a pod of the cluster from where it is; returns its position in that list."""
+        where = self._where(pod)
         pods = self._pod_list(where)
         position = next(k for k, other in enumerate(pods) if other is pod)
         if where >= 0:
@@ -438,23 +459,24 @@ class Snapshot:
             return self.pending
         return self.unbound if where == UNBOUND else self.pods_on_node[where]
 
-    def _put_pod(self, locations: dict[PodKey, tuple[Pod, int]], pod: Pod) -> None:
+    def _put_pod(self, locations: dict[PodKey, Pod], pod: Pod) -> None:
         """Add or replace a pod (a replaced pod keeps its place, as a rebuild orders it)."""
         key = pod_key(pod.namespace, pod.name)
         old = locations.pop(key, None)
         where = self._where(pod)
-        position = None if old is None else self._take_pod(*old)
+        same_place = old is not None and self._where(old) == where
+        position = None if old is None else self._take_pod(old)
         if pod.is_terminal:
             return  # the scheduler's informer drops Succeeded/Failed pods
         pods = self._pod_list(where)
         if where >= 0:
             self._account(pod, where, +1, observed=True)
             pods.pop()
-        if old is not None and old[1] == where and position is not None:
+        if same_place and position is not None:
             pods.insert(position, pod)
         else:
             pods.append(pod)
-        locations[key] = (pod, where)
+        locations[key] = pod
 
     def _replace_nodes(self, nodes: list[Node]) -> None:
         """New objects of known nodes: rows first, then one taint and label rebuild, then each
@@ -493,16 +515,24 @@ class Snapshot:
         else:
             objects[name] = obj
 
-    def _drop_extensions(self) -> None:
-        self._extensions.clear()
-        self._listeners.clear()
+    def _keep_node_set_listeners(self) -> None:
+        """Plugin states that cannot follow nodes coming and going are dropped (rebuilt once on
+        next use) rather than told about each change first."""
+        for key, state in list(self._extensions.items()):
+            if not (hasattr(state, "nodes_deleted") and hasattr(state, "nodes_added")):
+                del self._extensions[key]
+                self._listeners = [other for other in self._listeners if other is not state]
 
     def _delete_nodes(self, names: list[str]) -> None:
         """Delete node rows; their pods become unbound (bound to a node the snapshot lacks)."""
         gone = {self.index[name] for name in names}
         for index in sorted(gone):
-            self.unbound.extend(self.pods_on_node[index])
-        keep = np.array([i not in gone for i in range(len(self.nodes))], dtype=bool)
+            pods = list(self.pods_on_node[index])
+            for pod in pods:
+                self._account(pod, index, -1, observed=True)
+            self.unbound.extend(pods)
+        keep = np.ones(len(self.nodes), dtype=bool)
+        keep[list(gone)] = False
         self.nodes = [node for i, node in enumerate(self.nodes) if keep[i]]
         self.pods_on_node = [pods for i, pods in enumerate(self.pods_on_node) if keep[i]]
         self.generation = self.generation[keep]
@@ -512,6 +542,8 @@ class Snapshot:
         self.requested = self.requested[keep]
         self.non_zero_requested = self.non_zero_requested[keep]
         self._relayout()
+        for state in list(self._extensions.values()):
+            state.nodes_deleted(keep)
 
     def _add_nodes(self, nodes: list[Node]) -> None:
         """Append node rows; pods already bound to those names (unbound so far) move onto them."""
@@ -537,6 +569,8 @@ class Snapshot:
         self._relayout()
         for offset, node in enumerate(nodes):
             self._set_node_row(start + offset, node)
+        for state in list(self._extensions.values()):
+            state.nodes_added(extra)
         arriving = [pod for pod in self.unbound if pod.node_name in self.index]
         self.unbound = [pod for pod in self.unbound if pod.node_name not in self.index]
         for pod in arriving:
@@ -547,7 +581,6 @@ class Snapshot:
         self.index = {name: i for i, name in enumerate(self.node_names)}
         self._labels.clear()
         self._build_taints()
-        self._pod_locations = None
         self.layout += 1
 
     def add_cluster_objects(self, objects: Iterable[Mapping[str, Any]]) -> None:

@@ -32,7 +32,7 @@ from scoring.framework import (
     unschedulable,
 )
 from scoring.objects import ContainerPort, Pod
-from scoring.snapshot import POD_EVENT, BoolArray, Snapshot
+from scoring.snapshot import POD_EVENT, BoolArray, Snapshot, add_columns, keep_columns
 
 REASON = "node(s) didn't have free ports for the requested pod ports"
 PRE_FILTER_KEY = "PreFilterNodePorts"
@@ -87,6 +87,18 @@ class UsedPorts:
 
     def node_event(self, kind: str, node: int) -> None:
         """Ports belong to pods: Node, NodeMetric and NRT changes leave the counts valid."""
+
+    def nodes_deleted(self, keep: BoolArray) -> None:
+        self._size = int(keep.sum())
+        for by_ip in self._counts.values():
+            for ip, counts in by_ip.items():
+                by_ip[ip] = keep_columns(counts, keep)
+
+    def nodes_added(self, count: int) -> None:
+        self._size += count
+        for by_ip in self._counts.values():
+            for ip, counts in by_ip.items():
+                by_ip[ip] = add_columns(counts, count)
 
     def conflicts(self, port: HostPort) -> BoolArray:
         """``HostPortInfo.CheckConflict`` on every node."""

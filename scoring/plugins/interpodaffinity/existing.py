@@ -10,7 +10,7 @@ placements and removals (a ``PodListener``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -26,7 +26,7 @@ from scoring.plugins.interpodaffinity.terms import (
     preferred_terms,
     required_terms,
 )
-from scoring.snapshot import IntArray, Snapshot
+from scoring.snapshot import BoolArray, IntArray, Snapshot, add_columns, keep_columns
 
 REQUIRED_AFFINITY = "requiredAffinity"
 REQUIRED_ANTI_AFFINITY = "requiredAntiAffinity"
@@ -109,6 +109,21 @@ class ExistingTerms:
 
     def node_event(self, kind: str, node: int) -> None:
         """Terms belong to pods: Node, NodeMetric and NRT changes leave the counts valid."""
+
+    def nodes_deleted(self, keep: BoolArray) -> None:
+        self._size = int(keep.sum())
+        self._reshape(lambda vector: keep_columns(vector, keep))
+
+    def nodes_added(self, count: int) -> None:
+        self._size += count
+        self._reshape(lambda vector: add_columns(vector, count))
+
+    def _reshape(self, change: Callable[[IntArray], IntArray]) -> None:
+        self.counts = {group: change(vector) for group, vector in self.counts.items()}
+        self._by_kind = {
+            kind: {group: self.counts[group] for group in groups}
+            for kind, groups in self._by_kind.items()
+        }
 
 
 def existing_terms(snapshot: Snapshot) -> ExistingTerms:

@@ -24,7 +24,7 @@ import numpy as np
 from scoring.objects import Container, Pod
 from scoring.plugins.noderesources import is_scalar_resource
 from scoring.podresources import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, to_amounts
-from scoring.snapshot import IntArray, Snapshot
+from scoring.snapshot import BoolArray, IntArray, Snapshot, add_columns
 
 BASE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 RAW, NON_ZERO = "raw", "non_zero"
@@ -145,6 +145,12 @@ class LimitTotals:
 
     def node_event(self, kind: str, node: int) -> None:
         """Limits belong to pods: Node, NodeMetric and NRT changes leave the totals valid."""
+
+    def nodes_deleted(self, keep: BoolArray) -> None:
+        self.totals = {kind: matrix[keep] for kind, matrix in self.totals.items()}
+
+    def nodes_added(self, count: int) -> None:
+        self.totals = {kind: add_columns(m.T, count).T for kind, m in self.totals.items()}
 
     def _apply(self, limits: PodLimits, node: int, sign: int) -> None:
         for kind, amounts in ((RAW, limits.raw), (NON_ZERO, limits.non_zero)):

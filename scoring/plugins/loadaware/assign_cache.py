@@ -44,7 +44,7 @@ from scoring.plugins.loadaware.nodemetric import (
     time_ns,
 )
 from scoring.plugins.loadaware.priority import is_prod
-from scoring.snapshot import BoolArray, IntArray, Snapshot
+from scoring.snapshot import BoolArray, IntArray, Snapshot, add_columns, keep_columns
 
 ANNOTATION_SECONDS_AFTER_POD_SCHEDULED = (
     "scheduling.koordinator.sh/load-estimated-seconds-after-pod-scheduled"
@@ -134,6 +134,19 @@ class AssignCache:
         if self.args.prod_usage_include_sys and metric is not None and metric.has_info:
             self.prod_usage[:, node] = metric.system_usage
         self._apply(node, list(self.records[node].values()), +1)
+
+    def nodes_deleted(self, keep: BoolArray) -> None:
+        self.node_delta, self.prod_delta, self.node_estimated, self.prod_usage = (
+            keep_columns(total, keep) for total in self._totals()
+        )
+        self.records = [records for records, kept in zip(self.records, keep, strict=True) if kept]
+
+    def nodes_added(self, count: int) -> None:
+        """Empty columns (the node's NodeMetric is accounted by :meth:`metric_replaced`)."""
+        self.node_delta, self.prod_delta, self.node_estimated, self.prod_usage = (
+            add_columns(total, count) for total in self._totals()
+        )
+        self.records.extend({} for _ in range(count))
 
     # -- records ------------------------------------------------------------------------------
 

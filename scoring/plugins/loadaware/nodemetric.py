@@ -31,7 +31,7 @@ from scoring.durations import SECOND, DurationError, parse_duration
 from scoring.goint import wrap_int64
 from scoring.objects import ObjectError
 from scoring.quantity import QuantityError, resource_amount
-from scoring.snapshot import BoolArray, IntArray, Snapshot
+from scoring.snapshot import BoolArray, IntArray, Snapshot, add_columns, keep_columns
 from scoring.timeutil import parse_time
 
 DEFAULT_REPORT_INTERVAL_NS = 60 * SECOND
@@ -310,6 +310,21 @@ class NodeMetrics:
             node_usage=columns([p.node_usage if p else zeros for p in parsed], len(resources)),
             system_usage=columns([p.system_usage if p else zeros for p in parsed], len(resources)),
         )
+
+    def nodes_deleted(self, keep: BoolArray) -> None:
+        self.parsed = [p for p, kept in zip(self.parsed, keep, strict=True) if kept]
+        for name in ("present", "has_update", "update_us", "has_info", "node_usage"):
+            setattr(self, name, keep_columns(getattr(self, name), keep))
+        self.system_usage = keep_columns(self.system_usage, keep)
+        self._aggregated.clear()
+
+    def nodes_added(self, count: int) -> None:
+        """Columns of nodes without a NodeMetric (then :meth:`replace` gives them theirs)."""
+        self.parsed.extend([None] * count)
+        for name in ("present", "has_update", "update_us", "has_info", "node_usage"):
+            setattr(self, name, add_columns(getattr(self, name), count))
+        self.system_usage = add_columns(self.system_usage, count)
+        self._aggregated.clear()
 
     def replace(self, node: int, parsed: ParsedMetric | None) -> None:
         """The node's NodeMetric was replaced (or removed, with None)."""

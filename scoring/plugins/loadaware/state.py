@@ -28,7 +28,9 @@ from scoring.snapshot import (
     BoolArray,
     IntArray,
     Snapshot,
+    add_columns,
     gc_paused,
+    keep_columns,
 )
 
 
@@ -117,6 +119,28 @@ class LoadAwareState:
         other.thresholds = NodeThresholds(self._snapshot, args, self.resources)
         other.memo = {}
         return other
+
+    def nodes_deleted(self, keep: BoolArray) -> None:
+        """Deleted nodes' columns go (their pods were removed first)."""
+        self.allocatable = keep_columns(self.allocatable, keep)
+        self.raw_allocatable = keep_columns(self.raw_allocatable, keep)
+        self.allocatable_float = keep_columns(self.allocatable_float, keep)
+        self.thresholds.group_ids = keep_columns(self.thresholds.group_ids, keep)
+        self.metrics.nodes_deleted(keep)
+        self.cache.nodes_deleted(keep)
+        self.memo = {}
+
+    def nodes_added(self, count: int) -> None:
+        """Added nodes get empty columns, then their Node and NodeMetric as if they changed."""
+        self.allocatable = add_columns(self.allocatable, count)
+        self.raw_allocatable = add_columns(self.raw_allocatable, count)
+        self.allocatable_float = add_columns(self.allocatable_float, count)
+        self.thresholds.group_ids = add_columns(self.thresholds.group_ids, count)
+        self.metrics.nodes_added(count)
+        self.cache.nodes_added(count)
+        for node in range(len(self._snapshot) - count, len(self._snapshot)):
+            self.node_event(NODE_EVENT, node)
+            self.node_event(NODE_METRIC_EVENT, node)
 
     def tick(self, now: datetime) -> None:
         """The cache's clock: pods it sees from now on without PodScheduled are stamped ``now``."""
