@@ -64,7 +64,33 @@ def load_json(text: str | bytes, *, source: str = "JSON", **options: Any) -> Any
         raise InputLimitError(f"{source}: nested too deeply to read; refused") from None
 
 
+# libyaml's parser, when PyYAML was built with it: about thirty times faster than the pure
+# Python one, so a hostile document is refused in milliseconds rather than a second.
+_FAST_LOADER: type[Any] | None = getattr(yaml, "CSafeLoader", None)
+
+
+def _precheck(text: str, source: str) -> None:
+    """Compose ``text`` with libyaml and check the limits, before the (slower) parse that
+    builds it. Text libyaml cannot read is left to that parse, which reports it as always."""
+    if _FAST_LOADER is None:
+        return
+    try:
+        loader = _FAST_LOADER(text)
+    except yaml.YAMLError:
+        return
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                check_node_graph(node, source)
+    except (yaml.YAMLError, RecursionError):
+        return
+    finally:
+        loader.dispose()
+
+
 def _documents(text: str, source: str, loader_class: type[yaml.SafeLoader]) -> Iterator[Any]:
+    _precheck(text, source)
     loader = loader_class(text)
     try:
         while True:
