@@ -35,7 +35,6 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("API_EVALUATE_RATE", "100000/minute")
-    os.environ.setdefault("EXPLANATION_WRITER", "background")
     django.setup()
     from django.db import connection
     from django.test.utils import setup_databases, setup_test_environment, teardown_databases
