@@ -37,7 +37,7 @@ _FEW_DISTINCT = 256  # integer columns with at most this many distinct values st
 _MAX_SCALE = 9  # decimal places tried for floats
 _EXACT_FLOAT = 2.0**53
 # Lists up to this long store items position by position (first items, second items, …).
-_MAX_POSITIONS = 64
+LIST_POSITIONS = 64
 # A string column is stored as templates when it has more distinct strings than this and
 # templates at most halve them.
 _TEMPLATE_MIN_DISTINCT = 16
@@ -311,7 +311,7 @@ class _Writer:
         lengths = np.array([len(v) for v in values], dtype=np.int64)
         longest = int(lengths.max()) if len(values) else 0
         meta: Meta = {"lengths": self.ints_of(lengths)}
-        if 1 < longest <= _MAX_POSITIONS and len(values) > 1:
+        if 1 < longest <= LIST_POSITIONS and len(values) > 1:
             meta["positions"] = [
                 self.column([v[j] for v in values if len(v) > j], f"{path}[{j}]")
                 for j in range(longest)
@@ -325,7 +325,7 @@ class _Writer:
         lengths = values.lengths
         longest = int(lengths.max()) if len(values) else 0
         meta: Meta = {"lengths": self.ints_of(lengths)}
-        if 1 < longest <= _MAX_POSITIONS and len(values) > 1:
+        if 1 < longest <= LIST_POSITIONS and len(values) > 1:
             meta["positions"] = [
                 self.column(values.position(j), f"{path}[{j}]") for j in range(longest)
             ]

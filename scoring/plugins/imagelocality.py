@@ -21,6 +21,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from scoring.columnar.values import Floats, Ints, Lists, Records, Table, Values
+from scoring.columnar.write import LIST_POSITIONS
 from scoring.framework import MAX_NODE_SCORE, Cycle, Plugin
 from scoring.goint import quo_array
 from scoring.objects import Pod
@@ -59,6 +61,9 @@ class ImageSpread:
 
     def __init__(self, snapshot: Snapshot) -> None:
         self._stale = True
+        self._images: NodeImages | None = None
+        self.sizes: dict[str, IntArray] = {}
+        self.listed: list[tuple[tuple[str, int], ...]] = []
         self.nodes: dict[str, IntArray] = {}
         self.scaled: dict[str, IntArray] = {}
         self.total = 0
@@ -72,16 +77,22 @@ class ImageSpread:
             self._stale = True
 
     def refresh(self, snapshot: Snapshot) -> None:
-        if not self._stale:
+        # State stored before nodes' image lists were kept is rebuilt once.
+        if not self._stale and "listed" in self.__dict__:
             return
         holders: dict[str, list[int]] = {}
         sizes: dict[str, list[int]] = {}
+        self.listed = []  # each node's (name, size), in order
         for i, node in enumerate(snapshot.nodes):
-            for name, size in node_image_sizes(node.images).items():
+            on_node = node_image_sizes(node.images)
+            self.listed.append(tuple(on_node.items()))
+            for name, size in on_node.items():
                 holders.setdefault(name, []).append(i)
                 sizes.setdefault(name, []).append(size)
         self.total = len(snapshot.nodes)
         self.nodes = {name: np.array(idx, dtype=np.int64) for name, idx in holders.items()}
+        self.sizes = {name: np.array(values, dtype=np.int64) for name, values in sizes.items()}
+        self._images = None
         self.scaled = {}
         for name, idx in self.nodes.items():
             spread = float(len(idx)) / float(self.total)
@@ -111,10 +122,35 @@ class ImageSpread:
             self._scores.popitem(last=False)
         return result
 
+    def images(self) -> NodeImages:
+        """Every node's ``status.images`` sizes, flat (built on first use)."""
+        if self._images is None:
+            self._images = NodeImages(self)
+        return self._images
+
     def count(self, name: str) -> int:
         """``ImageStateSummary.NumNodes``: how many nodes report the name."""
         holders = self.nodes.get(name)
         return 0 if holders is None else len(holders)
+
+
+class NodeImages:
+    """Every node's images (``node_image_sizes``) as flat arrays, for explanations: node ``i``'s
+    are entries ``starts[i] … starts[i] + lengths[i]``, in its own order."""
+
+    def __init__(self, spread: ImageSpread) -> None:
+        self.names = list(spread.nodes)
+        index = {name: k for k, name in enumerate(self.names)}
+        self.counts = np.array([len(spread.nodes[name]) for name in self.names], dtype=np.int64)
+        self.spreads = self.counts / spread.total if spread.total else self.counts * 0.0
+        self.lengths = np.array([len(names) for names in spread.listed], dtype=np.int64)
+        self.starts = np.cumsum(self.lengths) - self.lengths
+        self.flat_names = np.array(
+            [index[name] for pairs in spread.listed for name, _ in pairs], dtype=np.int64
+        )
+        self.flat_sizes = np.array(
+            [size for pairs in spread.listed for _, size in pairs], dtype=np.int64
+        )
 
 
 def node_image_sizes(images: Sequence[Any]) -> dict[str, int]:
@@ -156,6 +192,46 @@ class ImageLocality(Plugin):
         result: IntArray = every[feasible]
         return result
 
+    def explain_columns(self, cycle: Cycle, nodes: IntArray) -> Values:
+        """:meth:`explain` of each of ``nodes``, from the spread's arrays."""
+        spread = image_spread(cycle.snapshot)
+        count = len(nodes)
+        containers: list[Values] = []
+        total = np.zeros(count, dtype=np.int64)
+        for container in (*cycle.pod.init_containers, *cycle.pod.containers):
+            name = normalized_image_name(container.image)
+            has = np.zeros(spread.total, dtype=bool)
+            sizes = np.zeros(spread.total, dtype=np.int64)
+            holders = spread.nodes.get(name)
+            if holders is not None:
+                has[holders] = True
+                sizes[holders] = spread.sizes[name]
+            present, size = has[nodes], sizes[nodes][has[nodes]]
+            share = spread.count(name) / spread.total if spread.total else 0.0
+            scaled = (size.astype(np.float64) * share).astype(np.int64)
+            total[present] += scaled
+            fields: dict[str, Values] = {
+                "container": Table.constant(container.name, count),
+                "image": Table.constant(name, count),
+                "sizeBytes": Ints(size),
+                "nodesWithImage": Table.constant(spread.count(name), len(size)),
+                "spread": Table.constant(share, len(size)),
+                "scaled": Ints(scaled),
+            }
+            shapes = [("container", "image"), tuple(fields)]
+            containers.append(Records(count, shapes, present.astype(np.int64), fields))
+        width = len(containers)
+        columns: dict[str, Values] = {
+            "totalNodes": Table.constant(spread.total, count),
+            "containers": Lists(np.full(count, width, dtype=np.int64), containers),
+            "sumBeforeScaling": Ints(total),
+            "minThreshold": Table.constant(MIN_THRESHOLD, count),
+            "maxThreshold": Table.constant(MAX_CONTAINER_THRESHOLD * width, count),
+            "score": Ints(calculate_priority(total, width)),
+            "nodeImages": _node_images(spread.images(), nodes),
+        }
+        return Records(count, [tuple(columns)], None, columns)
+
     def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any]:
         """The pod's images as this node holds them, the node's own images, and the arithmetic."""
         spread = image_spread(cycle.snapshot)
@@ -194,3 +270,26 @@ class ImageLocality(Plugin):
                 for name, size in on_node.items()
             ],
         }
+
+
+def _node_images(images: NodeImages, nodes: IntArray) -> Lists:
+    """The ``nodeImages`` lists of ``nodes``: by position when short, else item by item."""
+    lengths = images.lengths[nodes]
+    starts = images.starts[nodes]
+
+    def entries(at: IntArray) -> Records:
+        names = images.flat_names[at]
+        fields: dict[str, Values] = {
+            "name": Table(names, images.names),
+            "sizeBytes": Ints(images.flat_sizes[at]),
+            "nodesWithImage": Ints(images.counts[names]),
+            "spread": Floats(images.spreads[names]),
+        }
+        return Records(len(at), [tuple(fields)], None, fields)
+
+    longest = int(lengths.max()) if len(lengths) else 0
+    if 1 < longest <= LIST_POSITIONS and len(nodes) > 1:
+        return Lists(lengths, [entries(starts[lengths > j] + j) for j in range(longest)])
+    firsts = np.repeat(starts, lengths)
+    offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return Lists(lengths, items=entries(firsts + offsets))

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from scoring.columnar.values import Table, Values
 from scoring.framework import (
     SKIP,
     SUCCESS,
@@ -298,6 +299,18 @@ class NodeAffinity(Plugin):
         return default_normalize(scores, reverse=False)
 
     # -- explanation ------------------------------------------------------------------------
+
+    def explain_columns(self, cycle: Cycle, nodes: IntArray) -> Values:
+        """None everywhere when neither the pod nor the args select nodes; else node by node."""
+        pod = cycle.pod
+        selects = (
+            pod.node_selector
+            or self.added_required is not None
+            or required_selector(pod) is not None
+        )
+        if not selects and self.added_preferred is None and not has_preferred(pod):
+            return Table.constant(None, len(nodes))
+        return super().explain_columns(cycle, nodes)
 
     def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any] | None:
         """Why the node matches or not, and which preferred terms it earns (with weights)."""

@@ -11,7 +11,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from scoring.columnar.values import Table, Values
 from scoring.framework import Cycle, FilterResult, Plugin, unresolvable
+from scoring.snapshot import IntArray
 
 REASON = "node(s) didn't match the requested node name"
 
@@ -33,6 +35,10 @@ class NodeName(Plugin):
         if index is not None:
             other[index] = False
         return FilterResult.from_masks(len(snapshot), [(other, unresolvable(REASON))])
+
+    def explain_columns(self, cycle: Cycle, nodes: IntArray) -> Values:
+        wanted = cycle.pod.node_name
+        return Table.constant({"requestedNodeName": wanted} if wanted else None, len(nodes))
 
     def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any] | None:
         wanted = cycle.pod.node_name

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from scoring.columnar.values import Table, Values
 from scoring.framework import (
     SKIP,
     SUCCESS,
@@ -32,7 +33,7 @@ from scoring.framework import (
     unschedulable,
 )
 from scoring.objects import ContainerPort, Pod
-from scoring.snapshot import POD_EVENT, BoolArray, Snapshot, add_columns, keep_columns
+from scoring.snapshot import POD_EVENT, BoolArray, IntArray, Snapshot, add_columns, keep_columns
 
 REASON = "node(s) didn't have free ports for the requested pod ports"
 PRE_FILTER_KEY = "PreFilterNodePorts"
@@ -162,6 +163,12 @@ class NodePorts(Plugin):
         for _, mask in self._conflicts(cycle, wanted):
             taken |= mask
         return FilterResult.from_masks(n, [(taken, unschedulable(REASON))])
+
+    def explain_columns(self, cycle: Cycle, nodes: IntArray) -> Values:
+        """None everywhere for a pod wanting no host port; else node by node."""
+        if not wanted_ports(cycle.pod):
+            return Table.constant(None, len(nodes))
+        return super().explain_columns(cycle, nodes)
 
     def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any] | None:
         """The wanted host ports and, for each one taken here, the pods holding it."""

@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import numpy as np
+
+from scoring.columnar.values import Table, Values
 from scoring.framework import Cycle, FilterResult, Plugin, unresolvable
 from scoring.objects import Taint
 from scoring.plugins.tainttoleration import tolerated
-from scoring.snapshot import NODE_EVENT
+from scoring.snapshot import NODE_EVENT, IntArray
 
 REASON = "node(s) were unschedulable"
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
@@ -41,6 +44,11 @@ class NodeUnschedulable(Plugin):
         return FilterResult.from_masks(
             len(snapshot), [(snapshot.unschedulable, unresolvable(REASON))]
         )
+
+    def explain_columns(self, cycle: Cycle, nodes: IntArray) -> Values:
+        flags = cycle.snapshot.unschedulable[nodes].astype(np.int64)
+        detail = {"unschedulable": True, "toleratesUnschedulableTaint": self._tolerates(cycle)}
+        return Table(flags, [None, detail])
 
     def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any] | None:
         if not cycle.snapshot.unschedulable[node]:

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from scoring.columnar.values import Table, Values
 from scoring.framework import (
     SUCCESS,
     Cycle,
@@ -176,6 +177,24 @@ class TaintToleration(Plugin):
 
     def normalize(self, cycle: Cycle, scores: IntArray) -> IntArray:
         return default_normalize(scores, reverse=True)
+
+    def explain_columns(self, cycle: Cycle, nodes: IntArray) -> Values:
+        """One detail per taint set (none for a node without taints)."""
+        snapshot = cycle.snapshot
+        verdicts = self._verdicts(cycle)
+        table = [
+            {
+                "taints": [taint_text(t) for t in taints],
+                "untolerated": [taint_text(t) for t in verdicts[k].untolerated],
+                "intolerablePreferNoSchedule": [
+                    taint_text(t) for t in verdicts[k].intolerable_preferred
+                ],
+            }
+            if taints
+            else None
+            for k, taints in enumerate(snapshot.taint_sets)
+        ]
+        return Table(snapshot.taint_set_ids[nodes], table)
 
     def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any] | None:
         """Which taints block the node (upstream reports the first) and which cost score."""

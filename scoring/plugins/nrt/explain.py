@@ -51,13 +51,17 @@ class NodeContext:
     scored: Seen | str | None
 
 
+# The detail of a node without a NodeResourceTopology (most nodes of most clusters).
+WITHOUT_TOPOLOGY: Mapping[str, Any] = {
+    "topology": None,
+    "summary": "no NodeResourceTopology for this node: Filter admits it, Score gives 0",
+}
+
+
 def explain_node(node: int, context: NodeContext) -> dict[str, Any]:
     topology = context.topology
     if topology is None or context.current is None:
-        return {
-            "topology": None,
-            "summary": "no NodeResourceTopology for this node: Filter admits it, Score gives 0",
-        }
+        return dict(WITHOUT_TOPOLOGY)
     manager = topology.manager
     filtered = context.filtered.at(node) if context.filtered else None
     numa = filtered[0] if filtered else context.current

@@ -13,9 +13,17 @@ from typing import Any
 
 import numpy as np
 
+from scoring.columnar.values import Interleave, Plain, Table, Values
 from scoring.framework import MAX_NODE_SCORE, SUCCESS, Cycle, FilterResult, Plugin, Status
 from scoring.plugins.nrt.args import LEAST_NUMA_NODES
-from scoring.plugins.nrt.explain import EXEMPT, NON_GUARANTEED, NodeContext, Seen, explain_node
+from scoring.plugins.nrt.explain import (
+    EXEMPT,
+    NON_GUARANTEED,
+    WITHOUT_TOPOLOGY,
+    NodeContext,
+    Seen,
+    explain_node,
+)
 from scoring.plugins.nrt.filter import admit
 from scoring.plugins.nrt.least_numa import least_numa_score
 from scoring.plugins.nrt.resources import PodNumaView
@@ -123,6 +131,23 @@ class NodeResourceTopologyMatch(Plugin):
         return allocation_score(numa, pod, strategy, self.weights)
 
     # -- Explanation -------------------------------------------------------------------------------
+
+    def explain_columns(self, cycle: Cycle, nodes: IntArray) -> Values:
+        """Nodes without a topology share one detail; the others are explained one by one."""
+        state = self.state(cycle.snapshot)
+        bare = np.array(
+            [state.topologies[i] is None or state.numa(i) is None for i in nodes.tolist()],
+            dtype=bool,
+        )
+        rest = np.flatnonzero(~bare)
+        details = [self.explain(cycle, node) for node in nodes[rest].tolist()]
+        return Interleave(
+            len(nodes),
+            [
+                (np.flatnonzero(bare), Table.constant(dict(WITHOUT_TOPOLOGY), int(bare.sum()))),
+                (rest, Plain([dict(d) if d else None for d in details])),
+            ],
+        )
 
     def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any] | None:
         state = self.state(cycle.snapshot)
