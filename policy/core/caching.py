@@ -55,6 +55,11 @@ class BuildCache:
                 del self.building[key]
             done.set()
 
+    def pop(self, key: Any) -> Any | None:
+        """Forget ``key`` without dropping its value (the caller keeps it)."""
+        with self.lock:
+            return self.values.pop(key, None)
+
     def _store(self, key: Any, value: Any) -> None:
         dropped = []
         with self.lock:

@@ -13,11 +13,13 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from policy.clusters.engine import before_step
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.core.choices import DecisionSource
 from policy.decisions import evaluation
 from policy.decisions.models import PlacementDecision
 from policy.decisions.pending import DEFAULT_SCHEDULER, managed_profiles
+from policy.engine import client
 
 logger = logging.getLogger(__name__)
 
@@ -28,11 +30,27 @@ Obj = Mapping[str, Any]
 
 def record_bindings(cluster: Cluster) -> dict[str, int]:
     """Compare the cluster's two newest snapshots; record each new binding once."""
-    counts = {"bound": 0, "recorded": 0, "known": 0, "errors": 0}
     newest = list(ClusterSnapshot.snapshots.filter(cluster=cluster).order_by("-id")[:2])
     if len(newest) < 2:
-        return counts
+        return {"bound": 0, "recorded": 0, "known": 0, "errors": 0}
     current, previous = newest
+    return _record_between(cluster, previous, current)
+
+
+@before_step
+def _before_stepping(previous: ClusterSnapshot, current: ClusterSnapshot) -> None:
+    """The bindings made between two snapshots are decided on the earlier one: recorded while
+    the engine still holds it (``record_bindings`` after the refresh then finds them known).
+    Only where the engine tier holds the state: another process stepping its own copy (a
+    what-if in the regular worker) leaves the bindings to the engine."""
+    if client.in_process():
+        _record_between(current.cluster, previous, current)
+
+
+def _record_between(
+    cluster: Cluster, previous: ClusterSnapshot, current: ClusterSnapshot
+) -> dict[str, int]:
+    counts = {"bound": 0, "recorded": 0, "known": 0, "errors": 0}
     bindings = new_bindings(previous.objects, current.objects, managed_profiles(cluster))
     counts["bound"] = len(bindings)
     for pod in bindings[:MAX_BINDINGS]:

@@ -1,0 +1,70 @@
+"""The engine state a process holds follows the cluster's refreshes: a new snapshot stored as
+changes steps the held one (the same object, answering as a fresh build would), the bindings
+made since are decided on the earlier state first, and a keyframe is built anew."""
+
+from __future__ import annotations
+
+import copy
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from policy.clusters import engine as held
+from policy.clusters.models import ClusterSnapshot
+from policy.clusters.object_changes import SnapshotChanges, object_ref
+from policy.clusters.services import load_demo_cluster, record_snapshot
+from policy.clusters.snapshot_chains import materialize
+from policy.core.choices import DecisionSource
+from policy.decisions.models import PlacementDecision
+from tests.conftest import NOW, engine_decision
+from tests.scoring.builders import make_container, make_pod
+
+pytestmark = pytest.mark.django_db
+
+
+def probe() -> dict[str, Any]:
+    return make_pod("probe", containers=[make_container("app", {"cpu": "500m"})])
+
+
+def refreshed(first: ClusterSnapshot) -> tuple[ClusterSnapshot, str, str]:
+    """A refresh of ``first``: one pending pod bound to a node, one node relabelled."""
+    objects = materialize(first)
+    pod = next(
+        o
+        for o in objects
+        if o["kind"] == "Pod"
+        and not o["spec"].get("nodeName")
+        and o["spec"].get("schedulerName", "default-scheduler") == "default-scheduler"
+    )
+    node = next(o for o in objects if o["kind"] == "Node")
+    bound, relabelled = copy.deepcopy(pod), copy.deepcopy(node)
+    bound["spec"]["nodeName"] = node["metadata"]["name"]
+    bound["status"] = {"phase": "Running"}
+    relabelled["metadata"].setdefault("labels", {})["zone"] = "stepped"
+    state = [bound if o is pod else relabelled if o is node else o for o in objects]
+    changes = SnapshotChanges(first.pk, [bound, relabelled], [])
+    second = record_snapshot(first.cluster, state, NOW + timedelta(minutes=1), changes)
+    assert second.keyframe_id == first.pk
+    return second, bound["metadata"]["name"], object_ref(relabelled)[2]
+
+
+def test_a_refresh_steps_the_held_snapshot_and_answers_as_a_fresh_build() -> None:
+    first = load_demo_cluster(nodes=12, now=NOW)
+    state = held.snapshot_for(first)
+    second, bound, _ = refreshed(first)
+    stepped = held.snapshot_for(ClusterSnapshot.snapshots.summaries().get(pk=second.pk))
+    assert stepped is state  # stepped in place, not built
+    answer = engine_decision(second, probe()).to_dict()
+    held.clear_caches()
+    assert engine_decision(second, probe()).to_dict() == answer  # as built from scratch
+    recorded = PlacementDecision.objects.filter(source=DecisionSource.CLUSTER, pod_name=bound)
+    assert recorded.get().snapshot_id == first.pk  # decided on the state before the binding
+
+
+def test_a_keyframe_is_built_anew() -> None:
+    first = load_demo_cluster(nodes=12, now=NOW)
+    state = held.snapshot_for(first)
+    again = record_snapshot(first.cluster, materialize(first), NOW + timedelta(minutes=1))
+    assert again.keyframe_id is None
+    assert held.snapshot_for(again) is not state
