@@ -56,4 +56,5 @@ def test_api_root_lists_the_endpoints(api_client: Any, viewer: User) -> None:
         "sync-jobs",
         "what-if",
         "authorization-failures",
+        "descheduler-configurations",
     }

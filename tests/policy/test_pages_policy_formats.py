@@ -165,7 +165,12 @@ def test_threshold_preview_at_a_time_and_while_the_window_is_open(
     assert preview.when == "at 02:30" and preview.active is True
     assert f"{preview.local:%H:%M}" == "02:30"
     assert len(preview.nodes) == 4  # the gpu pool
-    assert preview.groups == [('{"usageThresholds":{"cpu":40}}', "night", preview.nodes)]
+    [group] = preview.groups
+    assert (group.value, group.by, group.nodes) == (
+        '{"usageThresholds":{"cpu":40}}',
+        "night",
+        preview.nodes,
+    )
     html = response.content.decode()
     assert "(02:30 Europe/Berlin, today)" in html
     assert "Time zone: Europe/Berlin." in html  # next to the window, after a preview too
@@ -176,7 +181,8 @@ def test_threshold_preview_at_a_time_and_while_the_window_is_open(
     )
     preview = response.context["preview"].thresholds
     assert preview.active is False
-    assert preview.groups == [("(none)", "", preview.nodes)]  # window closed: no annotation
+    [group] = preview.groups  # window closed: no annotation
+    assert (group.value, group.by, group.nodes) == ("(none)", "", preview.nodes)
 
     response = client.post(
         "/policies/thresholds/new/", threshold_post(cluster.pk, preview_when="window")
