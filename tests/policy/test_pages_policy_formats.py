@@ -213,7 +213,7 @@ def test_threshold_preview_at_a_time_and_while_the_window_is_open(
     # The detail page evaluates at a chosen time or while the window is open, too.
     at = client.get(f"/policies/thresholds/{saved.pk}/?when=at&at=23:15")
     assert at.context["when"] == "at 23:15" and at.context["active"] is True
-    assert at.context["thresholds"].groups[0][1] == "night"
+    assert at.context["thresholds"].groups[0].by == "night"
     noon = client.get(f"/policies/thresholds/{saved.pk}/?when=at&at=12:00")
     assert noon.context["active"] is False
     window = client.get(f"/policies/thresholds/{saved.pk}/?when=window")
