@@ -362,12 +362,6 @@ class PodTopologySpread(Plugin):
         )
         return SUCCESS
 
-    def _filter_state(self, cycle: Cycle) -> FilterState:
-        state: FilterState | None = cycle.state.get(_FILTER_KEY)
-        if state is None:
-            raise PluginError(f'reading "{_FILTER_KEY}" from cycleState: not found')
-        return state
-
     def filter(self, cycle: Cycle) -> FilterResult:
         state: FilterState | None = cycle.state.get(_FILTER_KEY)
         n = len(cycle.snapshot)
