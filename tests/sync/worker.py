@@ -63,8 +63,9 @@ def require_broker() -> None:
 class Worker:
     """A worker process on its own queue; once stopped, it leaves nothing in the broker."""
 
-    def __init__(self, queue: str, env: dict[str, str]) -> None:
+    def __init__(self, queue: str, env: dict[str, str], also: tuple[str, ...] = ()) -> None:
         self.queue = queue
+        self.also = also  # more queues it consumes (the engine shard's, say)
         self.node = f"{queue}-{uuid.uuid4().hex[:4]}@{socket.gethostname()}"
         self.process = subprocess.Popen(
             [
@@ -78,7 +79,7 @@ class Worker:
                 "-c",
                 "1",
                 "-Q",
-                queue,
+                ",".join((queue, *also)),
                 "-n",
                 self.node,
                 "--without-gossip",
@@ -108,7 +109,8 @@ class Worker:
         except subprocess.TimeoutExpired:
             self.process.kill()
             output, _ = self.process.communicate()
-        forget_broker_traces(self.queue, self.node)
+        for queue in (self.queue, *self.also):
+            forget_broker_traces(queue, self.node)
         return output or ""
 
 
@@ -160,7 +162,7 @@ def committed_db(django_db_setup: None, django_db_blocker: Any) -> Iterator[None
 
 
 @pytest.fixture
-def workers(committed_db: None) -> Iterator[Callable[[], Worker]]:
+def workers(committed_db: None, settings: Any) -> Iterator[Callable[[], Worker]]:
     """Start workers (each call one more) consuming a queue of this test; tasks sent by the
     test process go to that queue too. Needs PostgreSQL (the worker shares the test
     database) and a broker."""
@@ -174,13 +176,17 @@ def workers(committed_db: None) -> Iterator[Callable[[], Worker]]:
         "CELERY_BROKER_URL": str(settings.CELERY_BROKER_URL),
         "SCHEDBOARD_TEST_DATABASE": str(connection.settings_dict["NAME"]),
         "SCHEDBOARD_TEST_QUEUE": queue,
+        # The engine shard's tasks (pending pods, a snapshot's views) go to a queue of the
+        # test's own, which the same worker consumes.
+        "ENGINE_QUEUE_PREFIX": f"{queue}-engine-",
     }
     previous = app.conf.task_default_queue
     app.conf.task_default_queue = queue
+    settings.ENGINE_QUEUE_PREFIX = f"{queue}-engine-"
     started: list[Worker] = []
 
     def start() -> Worker:
-        worker = Worker(queue, env)
+        worker = Worker(queue, env, also=(f"{queue}-engine-0",))
         started.append(worker)
         return worker
 
