@@ -211,6 +211,8 @@ class Client:
                 status = answer.status
         except urllib.error.HTTPError as exc:
             payload, status = exc.read(), exc.code
+        except TimeoutError:  # counted as status 0: no answer within a minute
+            return 0, b"", time.perf_counter() - began
         elapsed = time.perf_counter() - began
         try:
             return status, json.loads(payload), elapsed
