@@ -128,14 +128,14 @@ def test_removing_a_pod_frees_what_it_held_wherever_it_was_placed() -> None:
         snapshot.remove_pod(placed)
 
 
-def test_extensions_without_node_events_are_rebuilt_after_a_change() -> None:
+def test_the_port_state_follows_a_node_change_then_placements() -> None:
     snapshot = Snapshot.from_objects(objects(), warn=lambda _: None)
-    first = used_ports(snapshot)
-    snapshot.update_node(make_node("b", {"cpu": 1000}))
-    rebuilt = used_ports(snapshot)
-    assert rebuilt is not first
-    snapshot.assume_pod(guaranteed("p", 100), 1)  # the new state follows placements again
-    assert rebuilt.conflicts(("0.0.0.0", "TCP", 8080)).tolist() == [False, True]
+    used_ports(snapshot)
+    snapshot.update_node(make_node("b", {"cpu": 1000}))  # NodePorts listens to node events
+    state = used_ports(snapshot)
+    assert state.conflicts(("0.0.0.0", "TCP", 8080)).tolist() == [False, False]
+    snapshot.assume_pod(guaranteed("p", 100), 1)
+    assert state.conflicts(("0.0.0.0", "TCP", 8080)).tolist() == [False, True]
 
 
 def test_a_new_topology_is_what_numa_filtering_sees_on_that_node() -> None:
