@@ -41,7 +41,7 @@ def test_app_manifests_pass_server_side_validation(admin: Connection, rbac: None
         created = create(admin, obj, dry_run=True)
         assert created["metadata"]["name"] == obj["metadata"]["name"]
         kinds.append(obj["kind"])
-    assert sorted(kinds) == ["ConfigMap", *["Deployment"] * 4, "Service"]  # web, worker, engine, beat
+    assert sorted(kinds) == ["ConfigMap", *["Deployment"] * 4, "Service"]  # web … beat
     listed = admin.request("GET", "/apis/apps/v1/namespaces/schedboard/deployments")
     assert listed["items"] == []  # dry run: nothing stored
 
