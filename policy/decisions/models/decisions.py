@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -136,25 +135,6 @@ class PlacementDecision(models.Model):
             self.__dict__["_explanation"] = cached
         return cached
 
-    @explanation.setter
-    def explanation(self, value: Mapping[str, Any]) -> None:
-        self.set_explanation(value)
-
-    def set_explanation(
-        self,
-        value: Mapping[str, Any],
-        base: ExplanationBase | None = None,
-        packed: decision_codec.Packed | None = None,
-    ) -> None:
-        """Store ``value`` encoded (``packed``: its columns, when already made), compressed
-        against ``base`` when given."""
-        data = decision_codec.encode(packed or value, base.base() if base is not None else None)
-        self.explanation_data = data
-        self.explanation_base = base
-        self.explanation_summary = summary_of(value, data)
-        self.__dict__["_explanation"] = dict(value)
-        self.__dict__.pop("_stored", None)
-
     def _never_written(self) -> dict[str, Any]:
         """What is known of a decision whose explanation was never written (recorded by an
         older release that wrote explanations after answering, and never did for this one)."""
@@ -215,13 +195,3 @@ def _remember(base: decision_codec.Base) -> None:
         _bases.move_to_end(base.digest)
         while len(_bases) > _BASES_KEPT:
             _bases.popitem(last=False)
-
-
-def summary_of(explanation: Mapping[str, Any], data: bytes) -> dict[str, Any]:
-    """What a list needs without decoding: the top-level fields, the node count, the size."""
-    nodes = explanation.get(decision_codec.NODES)
-    return {
-        "fields": {k: v for k, v in explanation.items() if k != decision_codec.NODES},
-        "nodes": len(nodes) if isinstance(nodes, list) else 0,
-        "bytes": len(data),
-    }
