@@ -47,7 +47,6 @@ def test_metrics_count_jobs_and_agreement(
         "source": "cluster",
         "feasible_nodes": 1,
         "total_nodes": 1,
-        "explanation": {},
         "pod": {},
     }
     PlacementDecision.objects.create(**decision, agreement="agrees")
