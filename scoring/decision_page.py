@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from scoring.decision import Decision
-from scoring.decision_codec import NodeSelection, select_nodes
+from scoring.decision_codec import FilteredGroup, NodeSelection, largest_first, select_grouped
+from scoring.framework import Code
 
 
 @dataclass(frozen=True)
@@ -31,11 +32,41 @@ def page(decision: Decision, offset: int | None = None, limit: int | None = None
     for outcome in decision.filters:
         passed &= outcome.result.passed
     feasible = passed[order].tolist() if order else []
-
-    def filters_of(positions: list[int]) -> list[Any]:
-        return [decision.node_entry(order[k], explain=False)["filters"] for k in positions]
-
-    selection = select_nodes(feasible, filters_of, offset, limit)
+    filtered = [k for k, flag in enumerate(feasible) if not flag]
+    groups = filtered_groups(decision, [order[k] for k in filtered], filtered)
+    selection = select_grouped(feasible, groups, offset, limit)
     nodes = [decision.node_entry(order[k]) for k in selection.positions]
     names = decision.cycle.snapshot.node_names
     return DecisionPage(decision.header(nodes), selection, [names[i] for i in order])
+
+
+Failure = tuple[str, str, str | None]  # (plugin, code, reason): a group's key, filter by filter
+
+
+def filtered_groups(
+    decision: Decision, nodes: list[int], positions: list[int]
+) -> list[FilteredGroup]:
+    """The groups :func:`scoring.decision_codec.select_nodes` makes of the filtered ``nodes``
+    (at ``positions`` of the explanation), from the filters' status arrays: nodes whose
+    failures read the same share a group, whatever status object each plugin gave them."""
+    if not nodes:
+        return []
+    keys: list[list[Failure | None]] = []  # per filter: canonical failure per status id + 1
+    columns = []
+    for outcome in decision.filters:
+        failures: list[Failure | None] = [None]  # status id -1: Success
+        for status in outcome.result.statuses:
+            ok = status.code == Code.SUCCESS
+            failures.append(None if ok else (outcome.plugin, status.code.label, status.message))
+        canonical = {failure: k for k, failure in enumerate(dict.fromkeys(failures))}
+        lookup = np.array([canonical[failure] for failure in failures], dtype=np.int64)
+        columns.append(lookup[outcome.result.status_ids[nodes] + 1])
+        keys.append(list(canonical))
+    rows, first, counts = np.unique(
+        np.stack(columns), axis=1, return_index=True, return_counts=True
+    )
+    groups = []
+    for column, start, count in zip(rows.T.tolist(), first.tolist(), counts.tolist(), strict=True):
+        key = tuple(f for f in (keys[p][c] for p, c in enumerate(column)) if f is not None)
+        groups.append(FilteredGroup(key, count, positions[start]))
+    return largest_first(groups)

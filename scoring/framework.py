@@ -204,6 +204,9 @@ class Plugin:
     def unreserve(self, cycle: Cycle, node: int) -> None:
         return None
 
+    #: Cycle-state keys without which :meth:`explain` answers None on every node (empty: ask).
+    explained_by: tuple[str, ...] = ()
+
     def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any] | None:
         """Plugin-specific detail behind this node's verdict, for people (JSON-able)."""
         return None
@@ -211,7 +214,11 @@ class Plugin:
     def explain_columns(self, cycle: Cycle, nodes: IntArray) -> Values:
         """:meth:`explain` of each of ``nodes`` as a column (:mod:`scoring.columnar.values`):
         a dict, or None where there is no detail. Plugins with details on every node override
-        it to build the column from their arrays; this one asks node by node."""
+        it to build the column from their arrays; this one asks node by node, unless none of
+        the cycle state :attr:`explained_by` names is there (the pod gave the plugin nothing
+        to do: thousands of calls that would all answer None)."""
+        if self.explained_by and all(cycle.state.get(k) is None for k in self.explained_by):
+            return Plain([None] * len(nodes))
         details = []
         for node in nodes.tolist():
             detail = self.explain(cycle, node)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import struct
@@ -172,7 +173,7 @@ class _Writer:
         if meta is None and scope and len(array) >= predict.MIN_ROWS and predict.varied(array):
             meta = self.predicted(array, scope, factors)
         if meta is None:
-            distinct = np.unique(array)
+            distinct = _distinct(array) if len(array) else array
             if len(distinct) <= _FEW_DISTINCT and 2 * len(distinct) < len(array):
                 codes = np.searchsorted(distinct, array)
                 meta = {"values": self.steps(distinct), "codes": self.buffer(_narrow(codes))}
@@ -262,9 +263,9 @@ class _Writer:
         if len(distinct) > _TEMPLATE_MIN_DISTINCT and not any(
             HOLE in s or PADDED in s for s in distinct
         ):
-            templates = [_NUMBER.sub(_hole, s) for s in texts]
+            templates = [_shape(s)[0] for s in texts]
             if 2 * len(set(templates)) <= len(distinct):
-                numbers = [[int(n) for n in _NUMBER.findall(s)] for s in texts]
+                numbers = [list(_shape(s)[1]) for s in texts]
                 return {
                     "templates": self.ints_of(self.string_ids(templates)),
                     "numbers": self.column(numbers, f"{path}#"),
@@ -277,11 +278,11 @@ class _Writer:
         if len(used) > _TEMPLATE_MIN_DISTINCT and not any(
             HOLE in table[i] or PADDED in table[i] for i in used.tolist()
         ):
-            shapes = [_NUMBER.sub(_hole, s) for s in table]
+            shapes = [_shape(s)[0] for s in table]
             kinds: dict[str, int] = {}
             kind_of = np.array([kinds.setdefault(t, len(kinds)) for t in shapes], dtype=np.int64)
             if 2 * len(np.unique(kind_of[used])) <= len(used):
-                numbers = [[int(n) for n in _NUMBER.findall(s)] for s in table]
+                numbers = [list(_shape(s)[1]) for s in table]
                 return {
                     "templates": self.ints_of(self.table_ids(list(kinds), kind_of[ids])),
                     "numbers": self.column(Table(ids, numbers), f"{path}#"),
@@ -399,6 +400,23 @@ class _Writer:
         LIST: lists,
         DICT: dicts,
     }
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _shape(text: str) -> tuple[str, tuple[int, ...]]:
+    """``text``'s template (numbers as holes) and its numbers. Remembered: the same strings
+    (a cluster's node names) come back in every explanation of the cluster."""
+    return _NUMBER.sub(_hole, text), tuple(int(n) for n in _NUMBER.findall(text))
+
+
+def _distinct(array: IntArray) -> IntArray:
+    """``np.unique(array)``, by counting when the values span a short range (most columns:
+    scores, codes, percentages), which costs a fraction of hashing them."""
+    low, high = int(array.min()), int(array.max())
+    if high - low > 4 * len(array) + 1024:
+        return np.unique(array)
+    present: IntArray = np.flatnonzero(np.bincount(array - low)) + low
+    return present
 
 
 def _hole(number: re.Match[str]) -> str:

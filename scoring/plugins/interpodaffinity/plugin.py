@@ -319,6 +319,8 @@ class InterPodAffinity(Plugin):
 
     # -- explanation ------------------------------------------------------------------------
 
+    explained_by = (_FILTER_KEY, _SCORE_KEY)
+
     def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any] | None:
         """Which term decided, on which topology value, and which pods matched."""
         detail: dict[str, Any] = {}

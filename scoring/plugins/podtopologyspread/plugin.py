@@ -443,6 +443,8 @@ class PodTopologySpread(Plugin):
 
     # -- explanation ------------------------------------------------------------------------
 
+    explained_by = (_FILTER_KEY, _SCORE_KEY)
+
     def explain(self, cycle: Cycle, node: int) -> Mapping[str, Any] | None:
         """Per constraint: the node's domain, its matching pods (named), the skew or score."""
         detail: dict[str, Any] = {}
