@@ -21,7 +21,7 @@ import gc
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from policy.clusters.models import Cluster, ClusterSnapshot
@@ -37,15 +37,27 @@ logger = logging.getLogger(__name__)
 _snapshots = BuildCache(size=3, on_evict=lambda _: gc.unfreeze())
 _engines = BuildCache(size=16)
 HELD_PER_CLUSTER = 2
-StepHook = Callable[[ClusterSnapshot, ClusterSnapshot], None]
+Json = Mapping[str, Any]
+StepHook = Callable[[ClusterSnapshot, ClusterSnapshot, Snapshot, Iterable[Json]], None]
 _before_step: list[StepHook] = []
 
 
 def before_step(hook: StepHook) -> StepHook:
-    """Run ``hook(previous, current)`` before the held snapshot of ``previous`` is stepped to
-    ``current`` (after that, ``previous`` is built again if asked for)."""
+    """Run ``hook(previous, current, held, pods)`` while the engine state of ``previous``
+    (``held``) is still held, before it gives way to ``current``'s: ``pods`` are the pods of
+    ``current`` that changed (a step) or all of them (a keyframe built after it)."""
     _before_step.append(hook)
     return hook
+
+
+def _run_hooks(
+    previous: ClusterSnapshot, current: ClusterSnapshot, held: Snapshot, pods: Iterable[Json]
+) -> None:
+    for hook in _before_step:
+        try:
+            hook(previous, current, held, pods)
+        except Exception:  # the step goes on: the hook's work is not the state's
+            logger.exception("before replacing snapshot %s by %s", previous.pk, current.pk)
 
 
 def document_digest(document: Mapping[str, Any] | None) -> str:
@@ -65,14 +77,10 @@ def _step_or_build(stored: ClusterSnapshot) -> Snapshot:
     held = _snapshots.get(snapshot_key(previous)) if previous is not None else None
     if previous is None or held is None:
         _snapshots.size = max(3, HELD_PER_CLUSTER * Cluster.objects.count())
-        return _build(stored)
-    for hook in _before_step:
-        try:
-            hook(previous, stored)
-        except Exception:  # the step goes on: the hook's work is not the state's
-            logger.exception("before stepping to snapshot %s", stored.pk)
-    _snapshots.pop(snapshot_key(previous))
+        return _build_after(stored)
     changes = stored.changes or {}
+    _run_hooks(previous, stored, held, [o for o in changes.get("put") or [] if _is_pod(o)])
+    _snapshots.pop(snapshot_key(previous))
     held.apply_changes(
         put=changes.get("put") or [],
         delete=[tuple(ref) for ref in changes.get("delete") or []],
@@ -92,6 +100,26 @@ def _predecessor(stored: ClusterSnapshot) -> ClusterSnapshot | None:
     if previous is None or stored.keyframe_id not in (previous.pk, previous.keyframe_id):
         return None
     return previous
+
+
+def _build_after(stored: ClusterSnapshot) -> Snapshot:
+    """Built from the stored objects; the hooks then see the cluster's snapshot before it, if
+    held (it is let go afterwards: one state per cluster)."""
+    built = _build(stored)
+    earlier = ClusterSnapshot.snapshots.summaries().filter(
+        cluster_id=stored.cluster_id, pk__lt=stored.pk
+    )
+    previous = earlier.order_by("-pk").first()
+    held = _snapshots.get(snapshot_key(previous)) if previous is not None else None
+    if previous is not None and held is not None:
+        pods = (pod.raw for pods in (built.unbound, *built.pods_on_node) for pod in pods)
+        _run_hooks(previous, stored, held, pods)
+        _snapshots.pop(snapshot_key(previous))
+    return built
+
+
+def _is_pod(obj: Json) -> bool:
+    return isinstance(obj, Mapping) and obj.get("kind") == "Pod"
 
 
 def _build(stored: ClusterSnapshot) -> Snapshot:

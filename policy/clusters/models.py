@@ -196,7 +196,7 @@ class Cluster(VersionedModel):
 class SnapshotQuerySet(models.QuerySet["ClusterSnapshot"]):
     def summaries(self) -> SnapshotQuerySet:
         """Snapshots with counts only: their objects can be tens of megabytes of JSON."""
-        return self.defer("stored_objects", "changes")
+        return self.defer("stored_objects", "changes", "scheduling_failures")
 
 
 class ClusterSnapshot(models.Model):
@@ -232,6 +232,12 @@ class ClusterSnapshot(models.Model):
         blank=True,
         help_text='Since the previous snapshot of the chain: {"put": [objects], '
         '"delete": [[kind, namespace, name]]}.',
+    )
+    scheduling_failures = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Pods' newest FailedScheduling messages by namespace/name, read when the "
+        "snapshot was stored (empty for snapshots stored before they were kept).",
     )
     node_count = models.PositiveIntegerField(default=0)
     pod_count = models.PositiveIntegerField(default=0, help_text="Pods bound to a node.")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 
@@ -27,7 +28,7 @@ from policy.clusters.object_changes import (
     Json,
     SnapshotChanges,
 )
-from policy.clusters.snapshots import count_objects
+from policy.clusters.snapshots import count_objects, scheduling_failures
 
 
 def materialize(snapshot: ClusterSnapshot) -> list[Json]:
@@ -48,7 +49,10 @@ def store(
 ) -> ClusterSnapshot:
     """Store ``objects`` as the cluster's snapshot at ``taken_at``: as ``changes`` when they
     are changes since the newest snapshot and a chain may grow, else as a keyframe."""
-    counts = count_objects(objects)
+    counts: dict[str, Any] = {
+        **count_objects(objects),
+        "scheduling_failures": scheduling_failures(objects),
+    }
     with transaction.atomic():
         keyframe = _chain_to_extend(cluster, objects, changes)
         if keyframe is None or changes is None:

@@ -88,3 +88,21 @@ def summarize(objects: Iterable[Obj]) -> SnapshotSummary:
 
 
 _PARSERS: dict[str, Callable[[Obj], object]] = {"Node": parse_node, "Pod": parse_pod}
+
+
+def scheduling_failures(objects: Iterable[Obj]) -> dict[str, str]:
+    """``namespace/name`` of each pod with a FailedScheduling event -> the newest one's message
+    (what the cluster's scheduler said of it). Kept with a stored snapshot, so the pods' pages
+    and the pending pods' decisions need not read every object again."""
+    newest: dict[str, tuple[str, str]] = {}
+    for obj in objects:
+        if _kind(obj) != "Event" or obj.get("reason") != "FailedScheduling":
+            continue
+        involved = _section(obj, "involvedObject")
+        if involved.get("kind") != "Pod":
+            continue
+        key = f"{involved.get('namespace', 'default')}/{involved.get('name', '')}"
+        when = str(obj.get("lastTimestamp") or obj.get("eventTime") or "")
+        if key not in newest or when >= newest[key][0]:
+            newest[key] = (when, str(obj.get("message", "")))
+    return {key: message for key, (_, message) in newest.items()}

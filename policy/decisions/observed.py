@@ -20,6 +20,8 @@ from policy.decisions import evaluation
 from policy.decisions.models import PlacementDecision
 from policy.decisions.pending import DEFAULT_SCHEDULER, managed_profiles
 from policy.engine import client
+from scoring.objects import Pod
+from scoring.snapshot import Snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -28,40 +30,36 @@ MAX_BINDINGS = 200  # per refresh: a burst of bindings must not hold a worker fo
 Obj = Mapping[str, Any]
 
 
-def record_bindings(cluster: Cluster) -> dict[str, int]:
-    """Compare the cluster's two newest snapshots; record each new binding once."""
-    newest = list(ClusterSnapshot.snapshots.filter(cluster=cluster).order_by("-id")[:2])
-    if len(newest) < 2:
-        return {"bound": 0, "recorded": 0, "known": 0, "errors": 0}
-    current, previous = newest
-    return _record_between(cluster, previous, current)
-
-
 @before_step
-def _before_stepping(previous: ClusterSnapshot, current: ClusterSnapshot) -> None:
+def _before_replacing(
+    previous: ClusterSnapshot, current: ClusterSnapshot, held: Snapshot, pods: Iterable[Obj]
+) -> None:
     """The bindings made between two snapshots are decided on the earlier one: recorded while
-    the engine still holds it (``record_bindings`` after the refresh then finds them known).
-    Only where the engine tier holds the state: another process stepping its own copy (a
-    what-if in the regular worker) leaves the bindings to the engine."""
+    the engine still holds it. Only where the engine tier holds the state: another process
+    stepping its own copy (a what-if in the regular worker) leaves the bindings to the
+    engine."""
     if client.in_process():
-        _record_between(current.cluster, previous, current)
+        counts = record_between(current.cluster, previous, held, pods)
+        if counts["bound"]:
+            logger.info("bindings between snapshots %s and %s: %s", previous.pk, current.pk, counts)
 
 
-def _record_between(
-    cluster: Cluster, previous: ClusterSnapshot, current: ClusterSnapshot
+def record_between(
+    cluster: Cluster, previous: ClusterSnapshot, held: Snapshot, pods: Iterable[Obj]
 ) -> dict[str, int]:
+    """Record each of ``pods`` bound since ``previous`` (whose engine state is ``held``)."""
     counts = {"bound": 0, "recorded": 0, "known": 0, "errors": 0}
-    bindings = new_bindings(previous.objects, current.objects, managed_profiles(cluster))
+    bound_before = {_held_key(pod) for pods in (held.unbound, *held.pods_on_node) for pod in pods}
+    bindings = new_bindings(bound_before, pods, managed_profiles(cluster))
     counts["bound"] = len(bindings)
     for pod in bindings[:MAX_BINDINGS]:
         counts[_record(cluster, previous, pod)] += 1
     return counts
 
 
-def new_bindings(before: Iterable[Obj], after: Iterable[Obj], profiles: set[str]) -> list[Obj]:
-    """Pods bound in ``after`` that were pending, or not there yet, in ``before`` (and that
-    one of ``profiles`` schedules)."""
-    bound_before = {_key(obj) for obj in before if _is_pod(obj) and _node(obj)}
+def new_bindings(bound_before: set[str], after: Iterable[Obj], profiles: set[str]) -> list[Obj]:
+    """Pods bound in ``after`` that were not bound (pending, or not there yet) before: their
+    keys are not in ``bound_before``; and that one of ``profiles`` schedules."""
     found = []
     for obj in after:
         if not _is_pod(obj) or not _node(obj) or _key(obj) in bound_before:
@@ -69,6 +67,11 @@ def new_bindings(before: Iterable[Obj], after: Iterable[Obj], profiles: set[str]
         if (obj.get("spec") or {}).get("schedulerName", DEFAULT_SCHEDULER) in profiles:
             found.append(obj)
     return found
+
+
+def _held_key(pod: Pod) -> str:
+    """:func:`_key` of a pod of an engine snapshot."""
+    return pod.uid or f"{pod.namespace}/{pod.name}"
 
 
 def _record(cluster: Cluster, previous: ClusterSnapshot, pod: Obj) -> str:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from policy.clusters.engine import snapshot_for
 from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.clusters.snapshots import scheduling_failures
 from policy.core.choices import DecisionSource
 from policy.decisions import evaluation
 from policy.decisions.models import PlacementDecision
@@ -34,50 +36,35 @@ def managed_profiles(cluster: Cluster) -> set[str]:
     return names or {DEFAULT_SCHEDULER}
 
 
-def pending_pods(objects: list[dict[str, Any]], profiles: set[str]) -> list[dict[str, Any]]:
-    pods = []
-    for obj in objects:
-        if obj.get("kind") != "Pod":
-            continue
-        spec = obj.get("spec") or {}
-        phase = (obj.get("status") or {}).get("phase", "Pending")
-        if phase != "Pending" or spec.get("nodeName"):
-            continue
-        if spec.get("schedulerName", DEFAULT_SCHEDULER) in profiles:
-            pods.append(obj)
-    return pods
-
-
 def evaluate_pending_pods(cluster: Cluster) -> dict[str, int]:
-    """Evaluate the newest snapshot's pending pods; returns counts."""
+    """Evaluate the newest snapshot's pending pods; returns counts. Where the engine state is
+    held: its pending pods are the held snapshot's, not every stored object read again."""
     latest = cluster.latest_snapshot()
     counts = {"pending": 0, "evaluated": 0, "unchanged": 0, "errors": 0}
     if latest is None:
         return counts
-    stored = ClusterSnapshot.snapshots.get(pk=latest.pk)
-    pods = pending_pods(stored.objects, managed_profiles(cluster))
+    profiles = managed_profiles(cluster)
+    pods = [
+        dict(pod.raw)
+        for pod in snapshot_for(latest).pending
+        if pod.phase in ("Pending", "") and pod.scheduler_name in profiles
+    ]
     counts["pending"] = len(pods)
-    messages = scheduling_failures(stored.objects)
+    messages = _failures(latest)
     for pod in pods[:MAX_PODS]:
-        outcome = _evaluate(cluster, pod, messages.get(_pod_key(pod), ""))
+        outcome = _evaluate(cluster, pod, messages.get("/".join(_pod_key(pod)), ""))
         counts[outcome] += 1
     return counts
 
 
-def scheduling_failures(objects: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
-    """Pod (namespace, name) -> the message of its newest FailedScheduling event."""
-    newest: dict[tuple[str, str], tuple[str, str]] = {}
-    for obj in objects:
-        if obj.get("kind") != "Event" or obj.get("reason") != "FailedScheduling":
-            continue
-        involved = obj.get("involvedObject") or {}
-        if involved.get("kind") != "Pod":
-            continue
-        key = (str(involved.get("namespace", "default")), str(involved.get("name", "")))
-        when = str(obj.get("lastTimestamp") or obj.get("eventTime") or "")
-        if key not in newest or when >= newest[key][0]:
-            newest[key] = (when, str(obj.get("message", "")))
-    return {key: message for key, (_, message) in newest.items()}
+def _failures(stored: ClusterSnapshot) -> dict[str, str]:
+    """The FailedScheduling messages kept with ``stored`` (read from its objects for a
+    snapshot stored before they were kept)."""
+    rows = ClusterSnapshot.snapshots.filter(pk=stored.pk)
+    kept = rows.values_list("scheduling_failures", flat=True).first()
+    if kept is not None:
+        return dict(kept)
+    return scheduling_failures(rows.get().objects)
 
 
 def _pod_key(pod: dict[str, Any]) -> tuple[str, str]:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from policy.clusters.models import Cluster
-from policy.decisions.observed import record_bindings
 from policy.decisions.pending import evaluate_pending_pods
 
 
 def after_refresh(cluster_id: int) -> dict[str, int] | None:
-    """Record a decision for each pending pod whose decision changed, and for each pod the
-    cluster's scheduler bound since the previous snapshot; None when the cluster is gone."""
+    """Record a decision for each pending pod whose decision changed; None when the cluster is
+    gone. Bringing the engine state to the newest snapshot records the bindings made since
+    the one it held (``policy.decisions.observed``)."""
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         return None
-    counts = evaluate_pending_pods(cluster)
-    counts.update({f"bindings_{k}": v for k, v in record_bindings(cluster).items()})
-    return counts
+    return evaluate_pending_pods(cluster)

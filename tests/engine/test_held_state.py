@@ -17,6 +17,7 @@ from policy.clusters.services import load_demo_cluster, record_snapshot
 from policy.clusters.snapshot_chains import materialize
 from policy.core.choices import DecisionSource
 from policy.decisions.models import PlacementDecision
+from policy.decisions.services import after_refresh
 from tests.conftest import NOW, engine_decision
 from tests.scoring.builders import make_container, make_pod
 
@@ -68,3 +69,35 @@ def test_a_keyframe_is_built_anew() -> None:
     again = record_snapshot(first.cluster, materialize(first), NOW + timedelta(minutes=1))
     assert again.keyframe_id is None
     assert held.snapshot_for(again) is not state
+
+
+def test_a_keyframe_after_the_held_snapshot_records_the_bindings_made_since() -> None:
+    first = load_demo_cluster(nodes=12, now=NOW)
+    state = held.snapshot_for(first)
+    objects = materialize(first)
+    stepped, bound, _ = refreshed(first)
+    # The same state stored again as a keyframe (a refresh that listed every kind anew).
+    again = record_snapshot(first.cluster, materialize(stepped), NOW + timedelta(minutes=2))
+    ClusterSnapshot.snapshots.filter(pk=stepped.pk).delete()  # first is the one before
+    assert again.keyframe_id is None
+    assert held.snapshot_for(again) is not state
+    recorded = PlacementDecision.objects.filter(source=DecisionSource.CLUSTER, pod_name=bound)
+    assert recorded.get().snapshot_id == first.pk
+    assert len(objects) == len(materialize(again))
+
+
+def test_after_a_refresh_the_engine_reads_no_stored_object_again(monkeypatch: Any) -> None:
+    first = load_demo_cluster(nodes=12, now=NOW)
+    held.snapshot_for(first)
+    second, bound, _ = refreshed(first)
+
+    def read_objects(self: ClusterSnapshot) -> None:
+        raise AssertionError(f"snapshot {self.pk}'s objects read again")
+
+    monkeypatch.setattr(ClusterSnapshot, "read_objects", read_objects)
+    counts = after_refresh(first.cluster_id)
+    assert counts is not None and counts["pending"] > 0
+    assert counts["evaluated"] == counts["pending"] - counts["errors"] > 0
+    worker = PlacementDecision.objects.filter(source=DecisionSource.WORKER)
+    assert set(worker.values_list("snapshot_id", flat=True)) == {second.pk}
+    assert PlacementDecision.objects.filter(source=DecisionSource.CLUSTER, pod_name=bound).exists()
