@@ -96,6 +96,7 @@ def drift_demo_clusters(now: datetime | None = None) -> list[int]:
     from django.utils import timezone
 
     from policy.clusters.models import Cluster, ClusterSnapshot
+    from policy.clusters.object_changes import SnapshotChanges
     from policy.clusters.services import record_snapshot
     from policy.core.choices import ClusterKind
 
@@ -105,8 +106,11 @@ def drift_demo_clusters(now: datetime | None = None) -> list[int]:
         latest = cluster.latest_snapshot()
         if latest is None or latest.taken_at >= now:
             continue
-        stored = ClusterSnapshot.snapshots.get(pk=latest.pk)
-        created.append(
-            record_snapshot(cluster, drifted_objects(stored.objects, stored.taken_at, now), now).pk
-        )
+        objects = ClusterSnapshot.snapshots.get(pk=latest.pk).objects
+        drifted = drifted_objects(objects, latest.taken_at, now)
+        # Stored as what changed (the NodeMetrics), as an informer's refresh is: the engine
+        # steps its state instead of building it anew, and the history costs the metrics.
+        moved = [new for old, new in zip(objects, drifted, strict=True) if new is not old]
+        changes = SnapshotChanges(latest.pk, moved, [])
+        created.append(record_snapshot(cluster, drifted, now, changes).pk)
     return created

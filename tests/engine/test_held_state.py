@@ -18,6 +18,7 @@ from policy.clusters.snapshot_chains import materialize
 from policy.core.choices import DecisionSource
 from policy.decisions.models import PlacementDecision
 from policy.decisions.services import after_refresh
+from policy.sync.demo import drift_demo_clusters
 from tests.conftest import NOW, engine_decision
 from tests.scoring.builders import make_container, make_pod
 
@@ -101,3 +102,18 @@ def test_after_a_refresh_the_engine_reads_no_stored_object_again(monkeypatch: An
     worker = PlacementDecision.objects.filter(source=DecisionSource.WORKER)
     assert set(worker.values_list("snapshot_id", flat=True)) == {second.pk}
     assert PlacementDecision.objects.filter(source=DecisionSource.CLUSTER, pod_name=bound).exists()
+
+
+def test_a_demo_drift_is_stored_as_changes_and_steps_the_held_state() -> None:
+    first = load_demo_cluster(nodes=12, now=NOW)
+    state = held.snapshot_for(first)
+    [drifted] = drift_demo_clusters(now=NOW + timedelta(minutes=1))
+    second = ClusterSnapshot.snapshots.summaries().get(pk=drifted)
+    assert second.keyframe_id == first.pk
+    assert {o["kind"] for o in ClusterSnapshot.snapshots.get(pk=drifted).changes["put"]} == {
+        "NodeMetric"
+    }
+    assert held.snapshot_for(second) is state
+    answer = engine_decision(second, probe()).to_dict()
+    held.clear_caches()
+    assert engine_decision(second, probe()).to_dict() == answer
