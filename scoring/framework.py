@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from scoring.columnar.values import Plain, Values
+from scoring.columnar.values import Plain, Table, Values
 from scoring.goint import quo_array
 from scoring.objects import Pod
 from scoring.snapshot import BoolArray, IntArray, Snapshot
@@ -218,7 +218,7 @@ class Plugin:
         the cycle state :attr:`explained_by` names is there (the pod gave the plugin nothing
         to do: thousands of calls that would all answer None)."""
         if self.explained_by and all(cycle.state.get(k) is None for k in self.explained_by):
-            return Plain([None] * len(nodes))
+            return Table.constant(None, len(nodes))
         details = []
         for node in nodes.tolist():
             detail = self.explain(cycle, node)
