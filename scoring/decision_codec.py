@@ -77,7 +77,15 @@ class Base:
         self.dictionary = zstandard.ZstdCompressionDict(
             payload, dict_type=zstandard.DICT_TYPE_RAWCONTENT
         )
-        self.dictionary.precompute_compress(level=LEVEL)  # once: every decision uses it
+        self._precomputed = False
+
+    def for_compressing(self) -> zstandard.ZstdCompressionDict:
+        """The dictionary, its compression tables made once (every decision on the snapshot
+        uses them; reading needs none)."""
+        if not self._precomputed:
+            self.dictionary.precompute_compress(level=LEVEL)
+            self._precomputed = True
+        return self.dictionary
 
     def to_bytes(self) -> bytes:
         return MAGIC_BASE + _compress(self.payload, None)
@@ -111,7 +119,7 @@ def decode(data: bytes, base: Base | None = None) -> dict[str, Any]:
 
 
 def _compress(payload: bytes, base: Base | None) -> bytes:
-    dictionary = base.dictionary if base is not None else None
+    dictionary = base.for_compressing() if base is not None else None
     compressor = zstandard.ZstdCompressor(level=LEVEL, dict_data=dictionary, write_checksum=True)
     return compressor.compress(payload)
 

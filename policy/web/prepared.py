@@ -11,6 +11,7 @@ page builds as before.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import zlib
@@ -45,13 +46,20 @@ def read(stored: ClusterSnapshot, kind: str, key: str) -> Any | None:
     return None if row is None else json.loads(zlib.decompress(bytes(row.data)))
 
 
+_NODE_FIELDS = [f.name for f in dataclasses.fields(NodeLoad)]
+_USAGE = _NODE_FIELDS.index("usage")
+_USAGE_FIELDS = [f.name for f in dataclasses.fields(Usage)]
+
+
 def encode_load(load: ClusterLoad) -> dict[str, Any]:
     """A ClusterLoad as JSON-able data (rows as lists of their fields, in field order)."""
     rows = []
-    for node in load.rows:
-        fields = asdict(node)
-        fields["usage"] = {name: list(asdict(u).values()) for name, u in node.usage.items()}
-        rows.append(list(fields.values()))
+    for node in load.rows:  # field by field: ``asdict`` deep-copies, 5,000 nodes cost a second
+        row = [getattr(node, name) for name in _NODE_FIELDS]
+        row[_USAGE] = {
+            name: [getattr(u, f) for f in _USAGE_FIELDS] for name, u in node.usage.items()
+        }
+        rows.append(row)
     return {
         "rows": rows,
         "args": asdict(load.args),

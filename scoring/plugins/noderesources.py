@@ -485,13 +485,14 @@ class NodeResourcesFit(Plugin):
         """Each configured resource as the strategy scores it on the node: allocatable, the
         requested amount with the pod (zeros: bypassed), its weight and its own score (what the
         weighted average takes; ``counted`` False when the average leaves it out)."""
-        allocatable, requested, scores = self._score_table(cycle)
+        arrays = self._score_arrays(cycle)
+        allocatable, requested, scores = (rows[node].tolist() for rows in arrays)
         ratio = self.strategy == "RequestedToCapacityRatio"
         out = []
         for k, (resource, weight) in enumerate(
             zip(self.resources, self.weights.tolist(), strict=True)
         ):
-            a, q, score = allocatable[node][k], requested[node][k], scores[node][k]
+            a, q, score = allocatable[k], requested[k], scores[k]
             row = {
                 "name": str(resource["name"]),
                 "weight": int(weight),
@@ -504,15 +505,6 @@ class NodeResourcesFit(Plugin):
                 row["utilization"] = int(capacity_utilization(np.array(q), np.array(a)))
             out.append(row)
         return out
-
-    def _score_table(self, cycle: Cycle) -> tuple[list[list[int]], list[list[int]], Any]:
-        """:meth:`_score_arrays` as lists (read node by node), once per cycle."""
-        table: tuple[list[list[int]], list[list[int]], Any] | None = cycle.state.get(_EXPLAIN_KEY)
-        if table is None:
-            allocatable, requested, scores = self._score_arrays(cycle)
-            table = (allocatable.tolist(), requested.tolist(), scores.tolist())
-            cycle.state[_EXPLAIN_KEY] = table
-        return table
 
     def _score_arrays(self, cycle: Cycle) -> tuple[IntArray, IntArray, Any]:
         """(allocatable, requested, per-resource score) of every node × configured resource,
