@@ -112,7 +112,7 @@ def _build_after(stored: ClusterSnapshot) -> Snapshot:
     previous = earlier.order_by("-pk").first()
     held = _snapshots.get(snapshot_key(previous)) if previous is not None else None
     if previous is not None and held is not None:
-        pods = (pod.raw for pods in (built.unbound, *built.pods_on_node) for pod in pods)
+        pods = [pod.raw for pods in (built.unbound, *built.pods_on_node) for pod in pods]
         _run_hooks(previous, stored, held, pods)
         _snapshots.pop(snapshot_key(previous))
     return built
