@@ -388,6 +388,9 @@ BROKER_CHECK_TIMEOUT = 2.0
 DATABASE_CHECK_TIMEOUT = 3.0
 # Pods one what-if comparison may place (each is placed twice, once per configuration).
 WHATIF_MAX_PODS = env_int("WHATIF_MAX_PODS", 10_000, minimum=1)
+# Without a broker, a what-if comparison runs in a process of its own (``manage.py
+# run_what_if``), not in the request that started it.
+WHATIF_OWN_PROCESS = env_bool("WHATIF_OWN_PROCESS", CELERY_BROKER_URL is None)
 
 LOGGING = {
     "version": 1,

@@ -57,8 +57,11 @@ def fast_password_hashing(settings: Any) -> None:
 @pytest.fixture(autouse=True)
 def engine_in_process(settings: Any) -> None:
     """Engine questions are answered in the test's process and transaction, broker or not
-    (tests of the engine tier start a real engine worker and turn this off)."""
+    (tests of the engine tier start a real engine worker and turn this off); so are what-if
+    comparisons."""
     settings.ENGINE_IN_PROCESS = True
+    # What-if comparisons run where the test sends them (tests/sync has the own-process test).
+    settings.WHATIF_OWN_PROCESS = False
 
 
 def engine_decision(

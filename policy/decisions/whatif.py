@@ -28,7 +28,7 @@ from django.utils import timezone
 from policy.clusters.engine import engine_for, snapshot_for
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.clusters.snapshot_chains import materialize
-from policy.core import broker
+from policy.core import broker, processes
 from policy.core.choices import ConfigurationSource, WhatIfStatus, WorkloadSource
 from policy.decisions.models import WhatIfRun
 from policy.policies import rendering
@@ -431,6 +431,11 @@ def start(
 
 
 def _enqueue(run_id: int) -> None:
+    """To the workers; without a broker (``WHATIF_OWN_PROCESS``), to a process of its own, so
+    the request answers at once on the embedded default too."""
+    if settings.WHATIF_OWN_PROCESS:
+        processes.start_command("run_what_if", str(run_id))
+        return
     broker.send(broker.RUN_WHAT_IF, (run_id,), f"What-if comparison {run_id}")
 
 
