@@ -443,6 +443,15 @@ class ImportSerializer(StrictMixin, serializers.Serializer[Any]):
         trim_whitespace=False,
         help_text="A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1), YAML or JSON.",
     )
+    delete_profiles = serializers.ListField(
+        child=StrictCharField(max_length=253),
+        required=False,
+        default=list,
+        max_length=1000,
+        help_text="The schedulerName of each stored profile the document no longer has "
+        "(default-scheduler for one that sets none): importing deletes those profiles with "
+        "their plugin args and LoadAware args, and is refused unless each is listed here.",
+    )
 
 
 class PolicyChangeSerializer(ModelSerializer[PolicyChange]):

@@ -520,6 +520,37 @@ class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
         return configuration
 
 
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+def profile_key(profile: SchedulerProfile) -> str:
+    """How a deletion is confirmed: the profile's schedulerName (``default-scheduler`` when it
+    sets none, as kube-scheduler defaults it)."""
+    return profile.scheduler_name or DEFAULT_SCHEDULER
+
+
+def profile_label(profile: SchedulerProfile) -> str:
+    """The profile as people read it in a confirmation."""
+    if profile.scheduler_name:
+        return profile.scheduler_name
+    return f"{DEFAULT_SCHEDULER} (schedulerName not set)"
+
+
+def import_deletes(cluster: Cluster, source: str) -> list[SchedulerProfile]:
+    """The cluster's stored profiles an import of ``source`` deletes (the document has no
+    profile of their schedulerName), with their plugin args and LoadAware args; [] when the
+    document cannot be read (the import refuses it, naming why)."""
+    existing = SchedulerConfiguration.objects.filter(cluster=cluster).first()
+    if existing is None:
+        return []
+    if documents.validate_import(source, cluster.scheduler_target()):
+        return []
+    tree = documents.tree_from_document(documents.parse_source(source))
+    named = {str(entry.get("scheduler_name") or "") for entry in tree.get("profiles") or []}
+    profiles = existing.profiles.order_by("position", "id")
+    return [p for p in profiles if p.scheduler_name not in named]
+
+
 def apply_tree(
     configuration: SchedulerConfiguration,
     tree: Mapping[str, Any],
