@@ -19,6 +19,7 @@ from policy.core.choices import DecisionSource
 from policy.decisions.models import PlacementDecision
 from policy.decisions.services import after_refresh
 from policy.sync.demo import drift_demo_clusters
+from scoring.snapshot import Snapshot
 from tests.conftest import NOW, engine_decision
 from tests.scoring.builders import make_container, make_pod
 
@@ -72,7 +73,9 @@ def test_a_keyframe_is_built_anew() -> None:
     assert held.snapshot_for(again) is not state
 
 
-def test_a_keyframe_after_the_held_snapshot_records_the_bindings_made_since() -> None:
+def test_a_keyframe_after_the_held_snapshot_records_the_bindings_made_since(
+    monkeypatch: Any,
+) -> None:
     first = load_demo_cluster(nodes=12, now=NOW)
     state = held.snapshot_for(first)
     objects = materialize(first)
@@ -81,7 +84,16 @@ def test_a_keyframe_after_the_held_snapshot_records_the_bindings_made_since() ->
     again = record_snapshot(first.cluster, materialize(stepped), NOW + timedelta(minutes=2))
     ClusterSnapshot.snapshots.filter(pk=stepped.pk).delete()  # first is the one before
     assert again.keyframe_id is None
+    building = Snapshot.from_objects.__func__  # type: ignore[attr-defined]
+    held_while_building: list[bool] = []
+
+    def from_objects(cls: Any, *args: Any, **kwargs: Any) -> Snapshot:
+        held_while_building.append(held._snapshots.get(held.snapshot_key(first)) is not None)
+        return building(cls, *args, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Snapshot, "from_objects", classmethod(from_objects))
     assert held.snapshot_for(again) is not state
+    assert held_while_building == [False]  # the earlier state went before the build
     recorded = PlacementDecision.objects.filter(source=DecisionSource.CLUSTER, pod_name=bound)
     assert recorded.get().snapshot_id == first.pk
     assert len(objects) == len(materialize(again))
