@@ -33,6 +33,18 @@ def record_snapshot(
     return snapshot
 
 
+def record_replacements(
+    cluster: Cluster, previous: ClusterSnapshot, changes: SnapshotChanges, taken_at: datetime
+) -> ClusterSnapshot | None:
+    """:func:`record_snapshot` of ``changes`` that only replace objects of ``previous``,
+    without reading every object (``snapshot_chains.store_replacements``); None when a
+    keyframe is due (record every object instead)."""
+    snapshot = snapshot_chains.store_replacements(cluster, previous, changes, taken_at)
+    if snapshot is not None:
+        broker.prepare_views(cluster.pk)
+    return snapshot
+
+
 def load_demo_cluster(
     *, name: str = DEMO_CLUSTER, nodes: int = 60, seed: int = 7, now: datetime | None = None
 ) -> ClusterSnapshot:

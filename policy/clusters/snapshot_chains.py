@@ -17,7 +17,7 @@ removes whole chains only (:func:`prune`), so every kept snapshot can still be p
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Sequence, Sized
 from datetime import datetime
 from typing import Any
 
@@ -68,8 +68,38 @@ def store(
         )
 
 
+def store_replacements(
+    cluster: Cluster, previous: ClusterSnapshot, changes: SnapshotChanges, taken_at: datetime
+) -> ClusterSnapshot | None:
+    """Store ``changes`` that only replace objects ``previous`` has (no object added, none
+    deleted, no Pod nor Event among them: its counts and FailedScheduling messages hold) as
+    the cluster's next snapshot, without reading every object; None when the chain cannot
+    grow (the caller stores a keyframe of every object instead)."""
+    if changes.delete or any(obj.get("kind") in ("Pod", "Event") for obj in changes.put):
+        raise ValueError("store_replacements takes replaced objects only (no Pod, no Event)")
+    carried = ClusterSnapshot.snapshots.filter(pk=previous.pk).values(
+        "scheduling_failures", *COUNTS
+    )
+    with transaction.atomic():
+        row = carried.first()
+        total = sum(row[name] for name in COUNTS) if row is not None else 0
+        keyframe = _chain_to_extend(cluster, range(total), changes)
+        if row is None or keyframe is None:
+            return None
+        return ClusterSnapshot.snapshots.create(
+            cluster=cluster,
+            taken_at=taken_at,
+            keyframe_id=keyframe,
+            changes={"put": changes.put, "delete": []},
+            **row,
+        )
+
+
+COUNTS = ("node_count", "pod_count", "pending_pod_count", "node_metric_count", "topology_count")
+
+
 def _chain_to_extend(
-    cluster: Cluster, objects: Sequence[Json], changes: SnapshotChanges | None
+    cluster: Cluster, objects: Sized, changes: SnapshotChanges | None
 ) -> int | None:
     """The keyframe id ``changes`` can be stored against, or None for a new keyframe."""
     if changes is None:

@@ -97,7 +97,8 @@ def drift_demo_clusters(now: datetime | None = None) -> list[int]:
 
     from policy.clusters.models import Cluster, ClusterSnapshot
     from policy.clusters.object_changes import SnapshotChanges
-    from policy.clusters.services import record_snapshot
+    from policy.clusters.services import record_replacements, record_snapshot
+    from policy.clusters.snapshot_kinds import objects_of_kinds
     from policy.core.choices import ClusterKind
 
     now = now or timezone.now().replace(microsecond=0)
@@ -106,11 +107,17 @@ def drift_demo_clusters(now: datetime | None = None) -> list[int]:
         latest = cluster.latest_snapshot()
         if latest is None or latest.taken_at >= now:
             continue
-        objects = ClusterSnapshot.snapshots.get(pk=latest.pk).objects
-        drifted = drifted_objects(objects, latest.taken_at, now)
         # Stored as what changed (the NodeMetrics), as an informer's refresh is: the engine
         # steps its state instead of building it anew, and the history costs the metrics.
+        # Only the Nodes and NodeMetrics are read; a keyframe (every 30 steps) reads all.
+        objects = objects_of_kinds(latest, ("Node", "NodeMetric"))
+        drifted = drifted_objects(objects, latest.taken_at, now)
         moved = [new for old, new in zip(objects, drifted, strict=True) if new is not old]
-        changes = SnapshotChanges(latest.pk, moved, [])
-        created.append(record_snapshot(cluster, drifted, now, changes).pk)
+        stored = record_replacements(cluster, latest, SnapshotChanges(latest.pk, moved, []), now)
+        if stored is None:
+            everything = ClusterSnapshot.snapshots.get(pk=latest.pk).objects
+            stored = record_snapshot(
+                cluster, drifted_objects(everything, latest.taken_at, now), now
+            )
+        created.append(stored.pk)
     return created

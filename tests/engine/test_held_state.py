@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from policy.clusters import engine as held
+from policy.clusters import snapshot_kinds
 from policy.clusters.models import ClusterSnapshot
 from policy.clusters.object_changes import SnapshotChanges, object_ref
 from policy.clusters.services import load_demo_cluster, record_snapshot
@@ -116,10 +117,21 @@ def test_after_a_refresh_the_engine_reads_no_stored_object_again(monkeypatch: An
     assert PlacementDecision.objects.filter(source=DecisionSource.CLUSTER, pod_name=bound).exists()
 
 
-def test_a_demo_drift_is_stored_as_changes_and_steps_the_held_state() -> None:
+def test_a_demo_drift_is_stored_as_changes_and_steps_the_held_state(monkeypatch: Any) -> None:
     first = load_demo_cluster(nodes=12, now=NOW)
     state = held.snapshot_for(first)
-    [drifted] = drift_demo_clusters(now=NOW + timedelta(minutes=1))
+
+    def read_objects(self: ClusterSnapshot) -> None:
+        raise AssertionError(f"every object of snapshot {self.pk} read for a drift step")
+
+    with monkeypatch.context() as patched:
+        if snapshot_kinds.supported():  # PostgreSQL: only the Nodes and NodeMetrics are read
+            patched.setattr(ClusterSnapshot, "read_objects", read_objects)
+        [drifted] = drift_demo_clusters(now=NOW + timedelta(minutes=1))
+    carried = ("node_count", "pod_count", "pending_pod_count", "node_metric_count")
+    rows = ClusterSnapshot.snapshots.filter(pk__in=[first.pk, drifted]).order_by("pk")
+    before, after = rows.values("scheduling_failures", *carried)
+    assert before == after and before["node_count"] == 12
     second = ClusterSnapshot.snapshots.summaries().get(pk=drifted)
     assert second.keyframe_id == first.pk
     assert {o["kind"] for o in ClusterSnapshot.snapshots.get(pk=drifted).changes["put"]} == {
