@@ -362,6 +362,7 @@ def run(args: argparse.Namespace) -> None:
         ids = [c["id"] for c in clusters["results"]] if isinstance(clusters, dict) else []
         print(f"ready; clusters {ids}")
         first_views(client, ids[0])
+        settle(client, env, ids[0], loaded=len(ids))
         first_after_snapshot(client, env, ids[0])
         before = decision_bytes(env)
         stop_refresh = threading.Event()
@@ -403,6 +404,24 @@ def first_views(client: Client, cluster: int) -> None:
     ):
         status, _, took = client.call("GET", path)
         print(f"first {label}: {status} in {took * 1000:.0f} ms")
+
+
+def snapshot_count(env: dict[str, str]) -> int:
+    sql = "select count(*) from policy_clustersnapshot"
+    out = subprocess.run(
+        ["psql", env["DATABASE_URL"], "-tAc", sql], capture_output=True, text=True, check=True
+    )
+    return int(out.stdout.strip())
+
+
+def settle(client: Client, env: dict[str, str], cluster: int, loaded: int) -> None:
+    """Wait for the beat's first drift step (it runs when beat starts) to be stored, then for
+    the engine to hold it (one evaluation): the measured drift step must not race it, or the
+    later of the two is stored as a keyframe and the engine builds instead of stepping."""
+    deadline = time.monotonic() + 120
+    while snapshot_count(env) <= loaded and time.monotonic() < deadline:
+        time.sleep(0.5)
+    client.call("POST", f"/api/v1/clusters/{cluster}/evaluate/", {"pod": pod(0)})
 
 
 def first_after_snapshot(client: Client, env: dict[str, str], cluster: int) -> None:
