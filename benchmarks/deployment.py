@@ -15,7 +15,8 @@ workers; worker; engine; beat) with ``DEBUG=false``. Once they answer it measure
   requests/s in all for ``--duration`` s (open loop: late answers do not slow the senders),
   and the decision detail (``GET /api/v1/decisions/{id}/``) of each answer;
 - database growth per decision (the decision and explanation-base tables);
-- RSS of each process type, sampled every 0.5 s (peak per process, peak of the sum), and CPU
+- RSS of each process type, sampled every 0.5 s (peak per process, peak of the sum, and the
+  peak of the sum of PSS, which counts pages processes share once), and CPU
   seconds per process type.
 
 With ``--clusters K`` it loads K demo clusters and, with ``--refresh S``, stores a new snapshot
@@ -84,6 +85,18 @@ def rss_mib(pid: int) -> float:
     return pages * PAGE_SIZE / 2**20
 
 
+def pss_mib(pid: int) -> float:
+    """Proportional set size: pages shared between processes (a forked worker's, a preloaded
+    web worker's) counted once in all, where summing RSS counts them in every process."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0.0
+
+
 def cpu_seconds(pid: int) -> float:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -94,22 +107,26 @@ def cpu_seconds(pid: int) -> float:
 
 @dataclass
 class Memory:
-    """Peak RSS per process of each type, peak of the sum of all, CPU seconds per type."""
+    """Peak RSS per process of each type, peak of the sum of all (RSS, and PSS: what the
+    processes use together, shared pages once), CPU seconds per type."""
 
     peak: dict[str, float] = field(default_factory=dict)
     total_peak: float = 0.0
+    pss_peak: float = 0.0
     cpu: dict[str, float] = field(default_factory=dict)
 
     def sample(self, started: dict[str, subprocess.Popen[bytes]]) -> None:
-        total = 0.0
+        total = shared_once = 0.0
         for name, process in started.items():
             pids = tree(process.pid)
             for pid in pids:
                 rss = rss_mib(pid)
                 total += rss
+                shared_once += pss_mib(pid)
                 self.peak[name] = max(self.peak.get(name, 0.0), rss)
             self.cpu[name] = sum(cpu_seconds(pid) for pid in pids)
         self.total_peak = max(self.total_peak, total)
+        self.pss_peak = max(self.pss_peak, shared_once)
 
 
 def start(env: dict[str, str], log_dir: Path) -> dict[str, subprocess.Popen[bytes]]:
@@ -389,6 +406,7 @@ def run(args: argparse.Namespace) -> None:
         + ", ".join(f"{name} {value:.0f}" for name, value in sorted(memory.peak.items()))
     )
     print(f"peak RSS of all processes: {memory.total_peak:.0f} MiB")
+    print(f"peak PSS of all processes (shared pages once): {memory.pss_peak:.0f} MiB")
     print(
         "CPU seconds per process type: "
         + ", ".join(f"{name} {value:.1f}" for name, value in sorted(memory.cpu.items()))
