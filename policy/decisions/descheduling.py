@@ -22,6 +22,7 @@ from policy.engine import client
 from policy.engine.questions import Refused, question
 from policy.policies import descheduler
 from policy.policies.models import DeschedulerConfiguration
+from scoring.advisor.impact import load_filtered
 from scoring.descheduler import coherence, lownodeload, replacement
 from scoring.engine import Engine
 from scoring.errors import ConfigurationInvalid, InputError
@@ -120,6 +121,7 @@ class SchedulerSide:
     engine: Engine | None
     loadaware: coherence.LoadAwareSide | None
     origin: str
+    profile: str = ""  # the profile whose LoadAware thresholds ``loadaware`` holds
 
 
 def scheduler_side(cluster: Cluster) -> SchedulerSide:
@@ -146,7 +148,7 @@ def scheduler_side(cluster: Cluster) -> SchedulerSide:
                 or DEFAULT_NODE_METRIC_EXPIRATION_SECONDS,
                 source=f"{origin}, profile {name}, {LOADAWARE} args",
             )
-            return SchedulerSide(engine, side, origin)
+            return SchedulerSide(engine, side, origin, name)
     return SchedulerSide(engine, None, origin)
 
 
@@ -297,7 +299,15 @@ def _findings(
         averages=_averages(stored, snapshot, config),
         descheduler_source=descheduler.descheduler_place(cluster),
         koordlet_source=descheduler.koordlet_place(cluster),
+        refused=_refused(stored, snapshot, side),
     )
+
+
+def _refused(stored: ClusterSnapshot, snapshot: Any, side: SchedulerSide) -> int | None:
+    """How many nodes the LoadAware profile's filter refuses now (rule R5)."""
+    if side.engine is None or side.loadaware is None:
+        return None
+    return int(load_filtered(side.engine, side.profile, snapshot, stored.taken_at).sum())
 
 
 def _coherence_here(cluster: Cluster) -> dict[str, Any]:

@@ -67,6 +67,13 @@ def impact(
     }
 
 
+def load_filtered(engine: Engine, profile: str, snapshot: Snapshot, now: datetime) -> BoolArray:
+    """The nodes ``profile``'s LoadAware filter refuses now for a non-prod pod that adds
+    nothing (the dashboard's "filtered now"); none when the profile does not filter by load."""
+    with snapshot.transient_extensions():
+        return _load(engine, profile, Cycle(parse_pod(PROBE), snapshot, now), None).filtered
+
+
 def _load(
     engine: Engine, profile: str, cycle: Cycle, base: Engine | None, base_profile: str = ""
 ) -> _Load:

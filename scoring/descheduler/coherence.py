@@ -13,6 +13,9 @@ and resource, in normal (non-deviation) mode:
   (severe when ``S ≤ L``: the targets themselves are refused).
 - R3 BE memory loop (koordinator #2477): BEMemoryEvict on and ``S_mem = 0`` or ``S_mem > M``.
 - R4 order of action: ``M < H_mem``: koordlet evicts before LowNodeLoad reacts.
+- R5 everything above S (koordinator #2538): LoadAware refuses every node for a pod that adds
+  nothing, so every pod is Unschedulable; and a threshold of 100 %, which does not turn the
+  check off (estimates can exceed 100 %: 0 leaves a resource unchecked).
 - R6 a node in several pools is evaluated (and marked) by each.
 - R7 a raw-allocatable annotation without cpu or memory: LowNodeLoad sees 0 and the node is
   always a source.
@@ -90,7 +93,7 @@ class Finding:
 
     @property
     def key(self) -> tuple[Any, ...]:
-        return (self.rule, tuple(self.values))
+        return (self.rule, tuple(repr(v) for v in self.values))  # a value may be a map
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -162,10 +165,14 @@ def check(
     averages: Mapping[str, Mapping[str, float]] | None = None,
     descheduler_source: str = "koord-descheduler-config",
     koordlet_source: str = "slo-controller-config resource-threshold-config",
+    refused: int | None = None,
 ) -> list[Finding]:
     """Every contradiction on the snapshot's nodes; ``averages`` (pool → resource → %) lets
-    deviation-mode pools be compared."""
+    deviation-mode pools be compared; ``refused`` (how many nodes LoadAware's filter refuses
+    now for a pod that adds nothing) lets R5 say when it refuses them all."""
     found = _Findings()
+    if loadaware is not None:
+        _above_everything(snapshot, loadaware, refused, found)
     lnl = (
         descheduler.lownodeload
         if descheduler is not None and descheduler.lownodeload_enabled
@@ -375,6 +382,41 @@ def _raw_allocatable_rule(node: Node, found: _Findings) -> None:
             ),
             node.name,
         )
+
+
+def _above_everything(
+    snapshot: Snapshot, loadaware: LoadAwareSide, refused: int | None, found: _Findings
+) -> None:
+    """R5: LoadAware refusing every node, and thresholds of 100 % meant to turn it off."""
+    total = len(snapshot.nodes)
+    if refused is not None and total and refused >= total:
+        found.add(
+            Finding(
+                "R5",
+                f"LoadAware refuses all {total} nodes for a pod that adds nothing: every pod "
+                "it filters is Unschedulable until usage falls (koordinator #2538); raise the "
+                "thresholds, set them to 0 (unchecked) or disable LoadAware's Filter",
+                ERROR,
+                [Value(LOADAWARE, "usageThresholds", dict(loadaware.usage), loadaware.source)],
+                fix="loadaware",
+            )
+        )
+    for node in snapshot.nodes:
+        s_map, s_source = _node_loadaware(node, loadaware)
+        for resource, s in sorted(s_map.items()):
+            if s == 100:
+                found.add(
+                    Finding(
+                        "R5",
+                        f"LoadAware's {resource} threshold of 100 % does not turn the check "
+                        "off: estimates can exceed 100 %, so the node is still refused; 0 "
+                        "leaves a resource unchecked",
+                        WARNING,
+                        [Value(LOADAWARE, f"usageThresholds[{resource}]", s, s_source)],
+                        fix="loadaware",
+                    ),
+                    node.name,
+                )
 
 
 def _koordlet_rules(

@@ -355,3 +355,19 @@ def test_import_stores_a_document_as_written_for_the_next_push(
     other = Cluster.objects.create(name="other", kind="demo")
     created = api_client.post(url, {"cluster": other.pk, "document": shipped}, format="json")
     assert created.status_code == 201
+
+
+def test_coherence_says_when_loadaware_refuses_every_node(client: Any) -> None:
+    c = Cluster.objects.create(name="full", kind="demo")
+    fresh = [o for o in cluster() if (o.get("metadata") or {}).get("name") != "stale"]
+    record_snapshot(c, fresh, NOW)
+    text = (SCHEDULER / "koordinator-v1.7.0-v1.yaml").read_text()
+    tight = text.replace(
+        "          cpu: 65\n          memory: 95", "          cpu: 1\n          memory: 1", 1
+    )
+    assert tight != text
+    policies.SchedulerConfigurationService().adopt(c, tight, ChangeContext.system())
+    findings = client.get(f"/api/v1/clusters/{c.pk}/coherence/").json()["findings"]
+    (r5,) = [f for f in findings if f["rule"] == "R5"]
+    assert r5["severity"] == "error" and "all 3 nodes" in r5["summary"]
+    assert r5["values"][0]["value"] == {"cpu": 1, "memory": 1}

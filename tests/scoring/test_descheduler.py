@@ -468,3 +468,17 @@ def test_deviation_pools_compare_loadaware_with_average_plus_high() -> None:
     r1 = next(f for f in findings if f.rule == "R1")
     assert r1.values[1].value == pytest.approx(175 / 3 + 10)
     assert r1.values[1].field.startswith("average memory usage of pool __default_node_pool__")
+
+
+def test_loadaware_refusing_every_node_and_a_threshold_of_100_are_r5() -> None:
+    loadaware = coherence.LoadAwareSide({"cpu": 100, "memory": 95}, source="koord-scheduler-config")
+    findings = coherence.check(snapshot(), loadaware, None, None, refused=4)
+    error = next(f for f in findings if f.rule == "R5" and f.severity == "error")
+    assert "all 4 nodes" in error.summary and "#2538" in error.summary
+    warning = next(f for f in findings if f.rule == "R5" and f.severity == "warning")
+    assert (warning.values[0].field, warning.values[0].value) == ("usageThresholds[cpu]", 100)
+    assert sorted(warning.nodes) == ["cold", "hot", "stale", "warm"]
+    some = coherence.check(snapshot(), loadaware, None, None, refused=3)
+    assert not [f for f in some if f.rule == "R5" and f.severity == "error"]
+    fine = coherence.LoadAwareSide({"cpu": 65, "memory": 95})
+    assert coherence.check(snapshot(), fine, None, None, refused=0) == []
