@@ -434,7 +434,15 @@ def _enqueue(run_id: int) -> None:
     """To the workers; without a broker (``WHATIF_OWN_PROCESS``), to a process of its own, so
     the request answers at once on the embedded default too."""
     if settings.WHATIF_OWN_PROCESS:
-        processes.start_command("run_what_if", str(run_id))
+        try:
+            processes.start_command("run_what_if", str(run_id))
+        except OSError as exc:  # the change is saved: the run must say why it does not start
+            logger.error("what-if %s: could not start its process: %s", run_id, exc)
+            WhatIfRun.objects.filter(pk=run_id, status=WhatIfStatus.QUEUED).update(
+                status=WhatIfStatus.FAILED,
+                finished=timezone.now(),
+                error=f"could not start the comparison's process: {exc}",
+            )
         return
     broker.send(broker.RUN_WHAT_IF, (run_id,), f"What-if comparison {run_id}")
 

@@ -691,3 +691,20 @@ def test_a_preset_is_written_for_the_clusters_scheduler_version(
     assert errors == []
     up = whatif.preset_configuration(cluster, "loadaware-thresholds", 5)
     assert up.document["apiVersion"] == "kubescheduler.config.k8s.io/v1beta3"
+
+
+def test_a_comparison_whose_process_cannot_start_says_so(
+    cluster: Cluster, settings: Any, monkeypatch: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from policy.core import processes
+
+    def refuse(name: str, *args: str) -> int:
+        raise OSError("no such file: manage.py")
+
+    settings.WHATIF_OWN_PROCESS = True
+    monkeypatch.setattr(processes, "start_command", refuse)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = start(cluster)
+    run.refresh_from_db()
+    assert run.status == WhatIfStatus.FAILED
+    assert run.error == "could not start the comparison's process: no such file: manage.py"
