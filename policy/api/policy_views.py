@@ -357,14 +357,21 @@ class SchedulerConfigurationViewSet(PolicyViewSet[SchedulerConfiguration]):
             overwrite = request.headers.get("If-Match", "").strip() == "*"
             expected = None if overwrite else policies.NOT_THERE_YET
         source = serializer.validated_data["document"]
-        _check_deletes_confirmed(cluster, source, serializer.validated_data["delete_profiles"])
-        configuration, created = self._call(
-            existing.pk if existing else None,
-            {},
-            lambda: self.service.import_document(
-                cluster, source, self._context(), expected_version=expected
-            ),
-        )
+        confirmed = set(serializer.validated_data["delete_profiles"])
+        try:
+            configuration, created = self._call(
+                existing.pk if existing else None,
+                {},
+                lambda: self.service.import_document(
+                    cluster,
+                    source,
+                    self._context(),
+                    expected_version=expected,
+                    confirmed_deletes=confirmed,
+                ),
+            )
+        except policies.DeletesUnconfirmed as exc:
+            raise exceptions.ValidationError({"delete_profiles": [str(exc)]}) from None
         code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return self._respond(configuration, code)
 
@@ -391,34 +398,6 @@ class SchedulerConfigurationViewSet(PolicyViewSet[SchedulerConfiguration]):
             if getattr(self, "action", None) == "import_document":
                 exc.body = _document_errors(exc.body)
             raise
-
-
-def _check_deletes_confirmed(cluster: Any, source: str, confirmed: list[str]) -> None:
-    """An import that deletes stored profiles names each in ``delete_profiles`` (as the
-    import page ticks each one), else a 400 listing what it would delete."""
-    deleted = policies.import_deletes(cluster, source)
-    missing = [p for p in deleted if policies.profile_key(p) not in set(confirmed)]
-    if not missing:
-        return
-    listed = ", ".join(
-        f"{policies.profile_label(p)} (version {p.version}"
-        + (
-            f"; plugin args: {', '.join(str(c.get('name', '')) for c in p.plugin_config)}"
-            if p.plugin_config
-            else ""
-        )
-        + ")"
-        for p in missing
-    )
-    raise exceptions.ValidationError(
-        {
-            "delete_profiles": [
-                f"this import deletes stored profiles the document does not have: {listed}; "
-                "list each schedulerName in delete_profiles to confirm (their history stays "
-                "readable)"
-            ]
-        }
-    )
 
 
 def _document_errors(body: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ The API viewsets and the UI call these functions; serializers and forms only che
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -483,12 +483,15 @@ class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
         *,
         expected_version: int | None,
         message: str = "imported",
+        confirmed_deletes: Collection[str] | None = None,
     ) -> tuple[SchedulerConfiguration, bool]:
         """Create or replace the cluster's configuration from a document (YAML or JSON) of any
         config version (v1beta2, v1beta3, v1).
 
         Returns the configuration and whether it was created. The document is kept as written
-        (``source_document``): what is written back is it with later edits applied.
+        (``source_document``): what is written back is it with later edits applied. With
+        ``confirmed_deletes`` (schedulerNames, :func:`profile_key`), a replacement that drops a
+        stored profile not named there raises :class:`DeletesUnconfirmed`.
         """
         errors = documents.validate_import(source, cluster.scheduler_target())
         if errors:
@@ -506,6 +509,8 @@ class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
                 configuration.save()
             else:
                 _check_version(configuration, expected_version)
+                if confirmed_deletes is not None:
+                    _check_deletes(configuration, tree, confirmed_deletes)
             apply_tree(configuration, tree, ctx, ChangeAction.IMPORT, message, created=created)
             return configuration, created
 
@@ -536,19 +541,38 @@ def profile_label(profile: SchedulerProfile) -> str:
     return f"{DEFAULT_SCHEDULER} (schedulerName not set)"
 
 
-def import_deletes(cluster: Cluster, source: str) -> list[SchedulerProfile]:
-    """The cluster's stored profiles an import of ``source`` deletes (the document has no
-    profile of their schedulerName), with their plugin args and LoadAware args; [] when the
-    document cannot be read (the import refuses it, naming why)."""
-    existing = SchedulerConfiguration.objects.filter(cluster=cluster).first()
-    if existing is None:
-        return []
-    if documents.validate_import(source, cluster.scheduler_target()):
-        return []
-    tree = documents.tree_from_document(documents.parse_source(source))
+class DeletesUnconfirmed(Exception):
+    """An import would delete stored profiles its request did not name."""
+
+    def __init__(self, profiles: list[SchedulerProfile]) -> None:
+        self.profiles = profiles
+        listed = ", ".join(
+            f"{profile_label(p)} (version {p.version}"
+            + (
+                f"; plugin args: {', '.join(str(c.get('name', '')) for c in p.plugin_config)}"
+                if p.plugin_config
+                else ""
+            )
+            + ")"
+            for p in profiles
+        )
+        super().__init__(
+            f"this import deletes stored profiles the document does not have: {listed}; list "
+            "each schedulerName in delete_profiles to confirm (their history stays readable)"
+        )
+
+
+def _check_deletes(
+    configuration: SchedulerConfiguration, tree: Mapping[str, Any], confirmed: Collection[str]
+) -> None:
+    """:class:`DeletesUnconfirmed` when the tree drops stored profiles not in ``confirmed``."""
     named = {str(entry.get("scheduler_name") or "") for entry in tree.get("profiles") or []}
-    profiles = existing.profiles.order_by("position", "id")
-    return [p for p in profiles if p.scheduler_name not in named]
+    profiles = configuration.profiles.order_by("position", "id")
+    missing = [
+        p for p in profiles if p.scheduler_name not in named and profile_key(p) not in confirmed
+    ]
+    if missing:
+        raise DeletesUnconfirmed(missing)
 
 
 def apply_tree(

@@ -347,7 +347,8 @@ def test_import_replaces_with_if_match(client: Any, cluster_id: int) -> None:
     assert client.post(f"{CONFIGS}import/", data, format="json").status_code == 428
     stale = client.post(f"{CONFIGS}import/", data, format="json", HTTP_IF_MATCH='W/"7"')
     assert stale.status_code == 412
-    body = post(client, f"{CONFIGS}import/", data, 200, HTTP_IF_MATCH='W/"1"')
+    confirmed = {**data, "delete_profiles": ["default-scheduler"]}  # the profile it drops
+    body = post(client, f"{CONFIGS}import/", confirmed, 200, HTTP_IF_MATCH='W/"1"')
     assert body["parallelism"] == 8 and body["version"] == 2
     assert [p["id"] for p in body["profiles"]] == [keep_id]  # matched by schedulerName
     change = PolicyChange.objects.filter(object_id=body["id"], action="import").first()
