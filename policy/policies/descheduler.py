@@ -9,6 +9,9 @@ is kept and reported, never rewritten.
 from __future__ import annotations
 
 import copy
+import io
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,6 +20,9 @@ from typing import Any, TypeVar
 import yaml
 from django.db import transaction
 from django.utils import timezone
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.error import YAMLError
 
 from policy.accounts.changes import ChangeContext, record_change
 from policy.clusters.models import Cluster
@@ -164,6 +170,80 @@ def _merge(target: dict[str, Any], patch: Mapping[str, Any]) -> None:
             target[key] = copy.deepcopy(value)
 
 
+def edited_text(source: str, patch: Mapping[str, Any], document: Any) -> str:
+    """``source`` with ``patch`` merged into LowNodeLoad's args, as text: a YAML document keeps
+    its comments, quotes and layout (a round-trip edit of only the patched leaves); JSON, or
+    YAML that does not read back as ``document`` (the patched document), is written anew."""
+    if not source.lstrip().startswith(("{", "[")):
+        for edit in (_in_place, _round_trip):  # the smallest change that reads back right
+            try:
+                text = edit(source, patch)
+                if text is not None and descheduler_config.parse_document(text) == document:
+                    return text
+            except (YAMLError, InputError, ValueError, TypeError, KeyError, IndexError):
+                continue
+        return yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
+    return json.dumps(document, indent=2) + "\n"
+
+
+_PLAIN_SCALAR = re.compile(r"[^\s#][^#]*?(?=\s+#|\s*$)")
+
+
+def _in_place(source: str, patch: Mapping[str, Any]) -> str | None:
+    """``source`` with each patched scalar replaced where it is written, every other character
+    kept; None when the patch adds, removes or reshapes anything (then :func:`_round_trip`)."""
+    tree = YAML().load(source)
+    args = _lownodeload_entry(tree) if isinstance(tree, dict) else None
+    if args is None:
+        return None
+    lines = source.splitlines(keepends=True)
+    edits: list[tuple[int, int, str]] = []
+    if not _scalar_edits(args, patch, edits):
+        return None
+    for line, col, value in sorted(edits, reverse=True):
+        text = lines[line]
+        token = _PLAIN_SCALAR.match(text, col)
+        if token is None or text[col] in "\"'[{|>&*!":
+            return None  # quoted, flow or block scalars: left to the round trip
+        lines[line] = text[:col] + value + text[token.end() :]
+    return "".join(lines)
+
+
+def _scalar_edits(target: Any, patch: Mapping[str, Any], edits: list[tuple[int, int, str]]) -> bool:
+    """Collect (line, column, new text) of each patched scalar; False when the patch does
+    anything else (a new or deleted key, a map or list replaced)."""
+    for key, value in patch.items():
+        if not isinstance(target, CommentedMap) or key not in target or value is None:
+            return False
+        if isinstance(value, Mapping):
+            if not _scalar_edits(target[key], value, edits):
+                return False
+            continue
+        old = target[key]
+        scalars = (int, float, str)
+        if not isinstance(value, scalars) or not isinstance(old, scalars):
+            return False
+        if isinstance(value, str) or isinstance(old, str | bool) or isinstance(value, bool):
+            return False  # strings and booleans have spellings; numbers have one
+        line, col = target.lc.value(key)
+        edits.append((line, col, json.dumps(value)))
+    return True
+
+
+def _round_trip(source: str, patch: Mapping[str, Any]) -> str | None:
+    reader = YAML()  # round-trip mode: comments and layout are part of what it reads
+    reader.preserve_quotes = True
+    reader.width = 4096  # never fold a line the person wrote on one
+    tree = reader.load(source)
+    args = _lownodeload_entry(tree) if isinstance(tree, dict) else None
+    if args is None:
+        return None
+    _merge(args, patch)
+    out = io.StringIO()
+    reader.dump(tree, out)
+    return out.getvalue()
+
+
 def _lownodeload_entry(document: Any) -> dict[str, Any] | None:
     """LowNodeLoad's ``args`` in the profile that enables it (else any profile's entry)."""
     entries = [
@@ -230,7 +310,7 @@ def edit_lownodeload_args(
             raise StaleVersion(row.version)
         document, _ = patched(row, patch)
         before = row.snapshot()
-        row.source = yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
+        row.source = edited_text(row.source, patch, document)
         row.edited = True
         row.version += 1
         row.save()

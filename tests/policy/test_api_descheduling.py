@@ -371,3 +371,30 @@ def test_coherence_says_when_loadaware_refuses_every_node(client: Any) -> None:
     (r5,) = [f for f in findings if f["rule"] == "R5"]
     assert r5["severity"] == "error" and "all 3 nodes" in r5["summary"]
     assert r5["values"][0]["value"] == {"cpu": 1, "memory": 1}
+
+
+def test_an_edit_keeps_the_documents_comments_quotes_and_layout(
+    api_client: Any, editor: User, stack: Cluster
+) -> None:
+    shipped = (FIXTURES / "koord-descheduler-config-v1.7.0.yaml").read_text()
+    assert descheduler.adopt_descheduler(stack, shipped, NOW) is not None
+    api_client.force_login(editor)
+    row = DeschedulerConfiguration.objects.get(cluster=stack)
+    url = f"/api/v1/descheduler-configurations/{row.pk}/lownodeload-args/"
+    patch = {"highThresholds": {"memory": 85}}
+    done = api_client.patch(url, patch, format="json", HTTP_IF_MATCH="*")
+    assert done.status_code == 200, done.content
+    row.refresh_from_db()
+    before, after = shipped.splitlines(), row.source.splitlines()
+    assert len(before) == len(after)
+    changed = [(old, new) for old, new in zip(before, after, strict=True) if old != new]
+    assert [(old.strip(), new.strip()) for old, new in changed] == [("memory: 80", "memory: 85")]
+    assert "    # disable LowNodeLoad by default" in after and '      evictQPS: "10"' in after
+    # A new key cannot be written in place: the document is written again, comments kept.
+    added = {"nodeMetricExpirationSeconds": 300}
+    again = api_client.patch(url, added, format="json", HTTP_IF_MATCH="*")
+    assert again.status_code == 200, again.content
+    row.refresh_from_db()
+    assert "    # disable LowNodeLoad by default" in row.source.splitlines()
+    assert "nodeMetricExpirationSeconds: 300" in row.source
+    assert row.source.startswith(shipped.splitlines()[0])  # the chart's header comment
