@@ -5,8 +5,10 @@ newest stored snapshot is kept, with every plugin's state. Building one from a l
 takes seconds, so a new stored snapshot that is changes against the one held (a refresh's
 chain, ``snapshot_chains``) steps the held one (``Snapshot.apply_changes``: what changed costs,
 not the cluster's size); only a first snapshot, a keyframe or a gap is built from the stored
-objects. Each cluster keeps its newest two (the previous one answers for the bindings made
-since, :func:`before_step`). Engines are cached by the digest of their configuration document.
+objects, after the state it replaces is let go. Hooks (:func:`before_step`) see the earlier
+state before it gives way (the bindings made since are decided on it). Older snapshots asked
+for are built and cached beside it. Engines are cached by the digest of their configuration
+document.
 
 A built snapshot is millions of long-lived objects. Left to the cyclic collector, every pass
 over the old generations walks them all again (a 5,000-node cluster: 0.5-2 s a pass, several
@@ -93,13 +95,18 @@ def _predecessor(stored: ClusterSnapshot) -> ClusterSnapshot | None:
     """The snapshot ``stored`` is the changes since (None: it is a keyframe)."""
     if stored.keyframe_id is None:
         return None
-    earlier = ClusterSnapshot.snapshots.summaries().filter(
-        cluster_id=stored.cluster_id, pk__lt=stored.pk
-    )
-    previous = earlier.order_by("-pk").first()
+    previous = _before(stored)
     if previous is None or stored.keyframe_id not in (previous.pk, previous.keyframe_id):
         return None
     return previous
+
+
+def _before(stored: ClusterSnapshot) -> ClusterSnapshot | None:
+    """The cluster's snapshot stored just before ``stored``."""
+    earlier = ClusterSnapshot.snapshots.summaries().filter(
+        cluster_id=stored.cluster_id, pk__lt=stored.pk
+    )
+    return earlier.order_by("-pk").first()
 
 
 def _build_after(stored: ClusterSnapshot) -> Snapshot:
@@ -107,10 +114,7 @@ def _build_after(stored: ClusterSnapshot) -> Snapshot:
     before it if held, which is then let go before the build: one state per cluster, never
     two at once."""
     objects = materialize(stored)
-    earlier = ClusterSnapshot.snapshots.summaries().filter(
-        cluster_id=stored.cluster_id, pk__lt=stored.pk
-    )
-    previous = earlier.order_by("-pk").first()
+    previous = _before(stored)
     held = _snapshots.get(snapshot_key(previous)) if previous is not None else None
     if previous is not None and held is not None:
         # The scheduler's informer drops finished pods: so does the state the hooks compare.

@@ -68,6 +68,9 @@ def store(
         )
 
 
+COUNTS = ("node_count", "pod_count", "pending_pod_count", "node_metric_count", "topology_count")
+
+
 def store_replacements(
     cluster: Cluster, previous: ClusterSnapshot, changes: SnapshotChanges, taken_at: datetime
 ) -> ClusterSnapshot | None:
@@ -93,9 +96,6 @@ def store_replacements(
             changes={"put": changes.put, "delete": []},
             **row,
         )
-
-
-COUNTS = ("node_count", "pod_count", "pending_pod_count", "node_metric_count", "topology_count")
 
 
 def _chain_to_extend(

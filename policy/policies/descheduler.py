@@ -219,15 +219,15 @@ def _scalar_edits(target: Any, patch: Mapping[str, Any], edits: list[tuple[int, 
             if not _scalar_edits(target[key], value, edits):
                 return False
             continue
-        old = target[key]
-        scalars = (int, float, str)
-        if not isinstance(value, scalars) or not isinstance(old, scalars):
-            return False
-        if isinstance(value, str) or isinstance(old, str | bool) or isinstance(value, bool):
-            return False  # strings and booleans have spellings; numbers have one
+        if not (_number(value) and _number(target[key])):
+            return False  # strings and booleans have several spellings; a number has one
         line, col = target.lc.value(key)
         edits.append((line, col, json.dumps(value)))
     return True
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _round_trip(source: str, patch: Mapping[str, Any]) -> str | None:

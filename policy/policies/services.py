@@ -35,6 +35,7 @@ from policy.policies.models import (
     SchedulerProfile,
 )
 from scoring.errors import INVALID, FieldError
+from scoring.objects import DEFAULT_SCHEDULER
 
 M = TypeVar("M", bound=VersionedModel)
 
@@ -525,9 +526,6 @@ class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
         return configuration
 
 
-DEFAULT_SCHEDULER = "default-scheduler"
-
-
 def profile_key(profile: SchedulerProfile) -> str:
     """How a deletion is confirmed: the profile's schedulerName (``default-scheduler`` when it
     sets none, as kube-scheduler defaults it)."""
@@ -562,15 +560,21 @@ class DeletesUnconfirmed(Exception):
         )
 
 
+def dropped_profiles(
+    configuration: SchedulerConfiguration, tree: Mapping[str, Any]
+) -> list[SchedulerProfile]:
+    """The stored profiles an import of ``tree`` deletes: :func:`apply_tree` matches profiles by
+    schedulerName, so those whose name the tree does not have."""
+    named = {str(entry.get("scheduler_name") or "") for entry in tree.get("profiles") or []}
+    profiles = configuration.profiles.order_by("position", "id")
+    return [p for p in profiles if p.scheduler_name not in named]
+
+
 def _check_deletes(
     configuration: SchedulerConfiguration, tree: Mapping[str, Any], confirmed: Collection[str]
 ) -> None:
     """:class:`DeletesUnconfirmed` when the tree drops stored profiles not in ``confirmed``."""
-    named = {str(entry.get("scheduler_name") or "") for entry in tree.get("profiles") or []}
-    profiles = configuration.profiles.order_by("position", "id")
-    missing = [
-        p for p in profiles if p.scheduler_name not in named and profile_key(p) not in confirmed
-    ]
+    missing = [p for p in dropped_profiles(configuration, tree) if profile_key(p) not in confirmed]
     if missing:
         raise DeletesUnconfirmed(missing)
 

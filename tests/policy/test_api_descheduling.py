@@ -398,3 +398,25 @@ def test_an_edit_keeps_the_documents_comments_quotes_and_layout(
     assert "    # disable LowNodeLoad by default" in row.source.splitlines()
     assert "nodeMetricExpirationSeconds: 300" in row.source
     assert row.source.startswith(shipped.splitlines()[0])  # the chart's header comment
+
+
+def test_an_edit_of_a_json_document_stays_json(
+    api_client: Any, editor: User, stack: Cluster
+) -> None:
+    import json
+
+    import yaml
+
+    written = json.dumps(yaml.safe_load(CHART))
+    assert descheduler.adopt_descheduler(stack, written, NOW) is not None
+    api_client.force_login(editor)
+    row = DeschedulerConfiguration.objects.get(cluster=stack)
+    url = f"/api/v1/descheduler-configurations/{row.pk}/lownodeload-args/"
+    done = api_client.patch(
+        url, {"highThresholds": {"memory": 85}}, format="json", HTTP_IF_MATCH="*"
+    )
+    assert done.status_code == 200, done.content
+    row.refresh_from_db()
+    stored = json.loads(row.source)  # still JSON, not YAML
+    args = stored["profiles"][0]["pluginConfig"][1]["args"]
+    assert args["highThresholds"] == {"cpu": 75, "memory": 85}

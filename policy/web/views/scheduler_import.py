@@ -202,13 +202,10 @@ def _plan(cluster: Cluster, text: str) -> ImportPlan:
     existing = SchedulerConfiguration.objects.filter(cluster=cluster).first()
     current = list(existing.profiles.order_by("position", "id")) if existing else []
     by_name = {p.scheduler_name: p for p in current}
-    matched: set[int] = set()
     profiles = []
     for entry in tree.get("profiles") or []:
         name = entry.get("scheduler_name") or ""
         old = by_name.get(name)
-        if old is not None:
-            matched.add(old.pk)
         profiles.append(
             ProfilePlan(
                 scheduler_name=name or UNNAMED,
@@ -219,7 +216,7 @@ def _plan(cluster: Cluster, text: str) -> ImportPlan:
                 loadaware_args=entry.get("loadaware_args") is not None,
             )
         )
-    removed = [_removed(p) for p in current if p.pk not in matched]
+    removed = [_removed(p) for p in policies.dropped_profiles(existing, tree)] if existing else []
     return ImportPlan(
         creates=existing is None,
         api_version=str(source.get("apiVersion") or ""),
