@@ -267,7 +267,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ChangeSourceEnum": "policy.core.choices.ChangeSource",
         "DecisionSourceEnum": "policy.core.choices.DecisionSource",
-        "AggregationTypeEnum": "scoring.plugins.loadaware.args.AGGREGATION_TYPES",
+        "AggregationTypeEnum": "scoring.AGGREGATION_TYPES",
         "ConfigurationSourceEnum": "policy.core.choices.ConfigurationSource",
         "WhatIfStatusEnum": "policy.core.choices.WhatIfStatus",
         "ConnectableKindEnum": "policy.core.choices.CONNECTABLE_KINDS",

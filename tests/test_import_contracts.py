@@ -1,6 +1,7 @@
 """The import contracts in pyproject.toml (``lint-imports``, run by scripts/test) hold, and
 they catch what they are for: a planted framework import anywhere in ``scoring/``, even one
-hidden inside a function, breaks the engine's contract."""
+hidden inside a function, breaks the engine's contract; an app module importing an engine
+module instead of a name ``scoring`` exports breaks the public-API contract."""
 
 from __future__ import annotations
 
@@ -60,6 +61,10 @@ def test_the_contracts_hold(tree: Path) -> None:
         ("scoring/plugins/loadaware/thresholds.py", "from policy import models", "pure library"),
         ("scoring/__init__.py", "import kubernetes.client", "The engine is a pure library"),
         ("scoring/simulation/metrics.py", "import celery", "The engine is a pure library"),
+        # the app reaching past the engine's public API
+        ("policy/web/pages.py", "from scoring.engine import Engine", "only through its public API"),
+        ("policy/decisions/models/decisions.py", "import scoring.decision_codec", "public API"),
+        ("config/settings.py", "from scoring.plugins.loadaware import args", "public API"),
         # a domain reaching up into the pages
         ("policy/clusters/models.py", "from policy.web import pages", "Layers"),
         # a service importing the Celery entry points instead of enqueuing by name

@@ -32,7 +32,7 @@ from policy.core.params import parse_count
 from policy.decisions import evaluation, fixes
 from policy.decisions.filters import DecisionFilterSet
 from policy.decisions.models import PlacementDecision
-from scoring.decision_codec import DEFAULT_RANKED, NodeSelection
+from scoring import DEFAULT_RANKED, NodeSelection
 
 MAX_NODES_LIMIT = 1000  # nodes one decision response shows at most
 

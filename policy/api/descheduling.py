@@ -27,8 +27,7 @@ from policy.clusters.models import Cluster
 from policy.decisions import descheduling
 from policy.policies import descheduler
 from policy.policies.models import DeschedulerConfiguration
-from scoring.descheduler.args import LowNodeLoadArgs
-from scoring.errors import TYPE_INVALID, InputError
+from scoring import TYPE_INVALID, InputError, LowNodeLoadArgs
 
 
 def _args_summary(args: LowNodeLoadArgs | None) -> dict[str, Any] | None:

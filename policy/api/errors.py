@@ -32,15 +32,7 @@ from policy.core.broker import BrokerUnavailable
 from policy.core.choices import ChangeSource
 from policy.core.errors import ServiceUnavailable
 from policy.policies.located import NON_FIELD
-from scoring.errors import (
-    DUPLICATE,
-    INVALID,
-    NOT_SUPPORTED,
-    REQUIRED,
-    TOO_LONG,
-    TOO_MANY,
-    TYPE_INVALID,
-)
+from scoring import DUPLICATE, INVALID, NOT_SUPPORTED, REQUIRED, TOO_LONG, TOO_MANY, TYPE_INVALID
 
 logger = logging.getLogger("policy.audit")
 

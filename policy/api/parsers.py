@@ -15,7 +15,7 @@ from typing import IO, Any
 from django.conf import settings
 from rest_framework import exceptions, parsers, status
 
-from scoring.inputs import load_json
+from scoring import load_json
 
 
 class RequestTooLarge(exceptions.APIException):

@@ -37,9 +37,8 @@ from policy.policies.models import (
     SchedulerProfile,
 )
 from policy.policies.rendering import annotation_value, threshold_warnings
-from scoring.config.schema import PLUGINS_FIELD_ORDER
-from scoring.goint import INT32_MAX, INT32_MIN
-from scoring.plugins.loadaware.args import AGGREGATION_TYPES, default_args
+from scoring import AGGREGATION_TYPES, INT32_MAX, INT32_MIN, PLUGINS_FIELD_ORDER
+from scoring import default_loadaware_args as default_args
 
 
 def plain(value: Any) -> Any:

@@ -41,7 +41,7 @@ from policy.policies import services as policies
 from policy.sync.connect import Connected, add_cluster
 from policy.sync.thresholds_in_force import thresholds_in_force
 from policy.web import sweep
-from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
+from scoring import ANNOTATION_USAGE_THRESHOLDS
 
 
 class ConnectedClusterSerializer(ClusterSerializer):

@@ -29,11 +29,7 @@ from typing import Any
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.clusters.snapshot_chains import materialize
 from policy.core.caching import BuildCache
-from scoring.config import Target, load_configuration
-from scoring.decision import Decision
-from scoring.engine import Engine
-from scoring.objects import Pod
-from scoring.snapshot import Snapshot, gc_paused
+from scoring import Decision, Engine, Pod, Snapshot, Target, gc_paused, load_configuration
 
 logger = logging.getLogger(__name__)
 _snapshots = BuildCache(size=3, on_evict=lambda _: gc.unfreeze())

@@ -19,8 +19,7 @@ from policy.core.validators import (
     dns1123_subdomain_validator,
     timezone_validator,
 )
-from scoring.config import FLAVORS, Target, parse_target
-from scoring.errors import InputError
+from scoring import FLAVORS, InputError, Target, parse_target
 
 
 class Cluster(VersionedModel):

@@ -15,7 +15,7 @@ from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.clusters.object_changes import SnapshotChanges
 from policy.core import broker
 from policy.core.choices import ClusterKind
-from scoring.synthetic import generate_cluster
+from scoring import generate_cluster
 
 DEMO_CLUSTER = "demo"
 

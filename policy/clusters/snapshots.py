@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoring.errors import InputError
-from scoring.objects import parse_node, parse_pod
+from scoring import InputError, parse_node, parse_pod
 
 Obj = Mapping[str, Any]
 

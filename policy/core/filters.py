@@ -6,7 +6,7 @@ from typing import Any
 import django_filters
 from django import forms
 
-from scoring.goint import INT64_MAX
+from scoring import INT64_MAX
 
 _ID_RANGE = {"min_value": 1, "max_value": INT64_MAX}
 

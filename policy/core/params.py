@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from scoring.goint import INT64_MAX
+from scoring import INT64_MAX
 
 _DIGITS = re.compile(r"[0-9]{1,19}")
 # A day's margin each side, so converting to any time zone stays within datetime's range.

@@ -18,10 +18,15 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.utils.deconstruct import deconstructible
 
-from scoring.goint import fits_int64
-from scoring.k8s_names import is_dns1123_subdomain, is_label_key
-from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
-from scoring.selectors import SelectorError, describe_error, parse_label_selector
+from scoring import (
+    LOADAWARE,
+    SelectorError,
+    fits_int64,
+    is_dns1123_subdomain,
+    is_label_key,
+    parse_label_selector,
+)
+from scoring import describe_selector_error as describe_error
 
 MAX_JSON_DEPTH = 16
 MAX_JSON_BYTES = 256 * 1024

@@ -22,13 +22,21 @@ from policy.engine import client
 from policy.engine.questions import Refused, question
 from policy.policies import descheduler
 from policy.policies.models import DeschedulerConfiguration
-from scoring.advisor.impact import load_filtered
-from scoring.descheduler import coherence, lownodeload, replacement
-from scoring.engine import Engine
-from scoring.errors import ConfigurationInvalid, InputError
-from scoring.plugins.loadaware.args import DEFAULT_NODE_METRIC_EXPIRATION_SECONDS
-from scoring.plugins.loadaware.plugin import LoadAwareScheduling
-from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
+from scoring import (
+    ANNOTATION_USAGE_THRESHOLDS,
+    DEFAULT_NODE_METRIC_EXPIRATION_SECONDS,
+    CoherenceFinding,
+    ConfigurationInvalid,
+    Engine,
+    InputError,
+    LoadAwareScheduling,
+    LoadAwareSide,
+    LowNodeLoadNode,
+    balance_low_node_load,
+    check_coherence,
+    load_filtered,
+    place_evicted,
+)
 
 LOADAWARE = "LoadAwareScheduling"
 
@@ -119,7 +127,7 @@ class NoSnapshot(Exception):
 @dataclass
 class SchedulerSide:
     engine: Engine | None
-    loadaware: coherence.LoadAwareSide | None
+    loadaware: LoadAwareSide | None
     origin: str
     profile: str = ""  # the profile whose LoadAware thresholds ``loadaware`` holds
 
@@ -141,7 +149,7 @@ def scheduler_side(cluster: Cluster) -> SchedulerSide:
         plugin = framework.instances.get(LOADAWARE)
         if isinstance(plugin, LoadAwareScheduling):
             args = plugin.config
-            side = coherence.LoadAwareSide(
+            side = LoadAwareSide(
                 usage=dict(args.usage_thresholds),
                 prod=dict(args.prod_usage_thresholds),
                 expiration_seconds=args.node_metric_expiration_seconds
@@ -177,7 +185,7 @@ def _document_state(parsed: descheduler.ParsedDescheduler | None) -> dict[str, A
     }
 
 
-def _node(load: lownodeload.NodeLoad) -> dict[str, Any]:
+def _node(load: LowNodeLoadNode) -> dict[str, Any]:
     resources = list(load.high) or list(load.measured)
     return {
         "node": load.name,
@@ -227,7 +235,7 @@ def _lownodeload_here(cluster: Cluster, *, place: bool = True) -> dict[str, Any]
         return body
     body["enabled"] = True
     body["interval_seconds"] = config.interval_ns / 10**9
-    result = lownodeload.balance(
+    result = balance_low_node_load(
         snapshot, config.lownodeload, config.migration, now_ns=_now_ns(stored)
     )
     body["paused"] = result.paused
@@ -256,7 +264,7 @@ def _lownodeload_here(cluster: Cluster, *, place: bool = True) -> dict[str, Any]
         for pool in result.pools
     ]
     placed = (
-        replacement.place_evicted(side.engine, snapshot, result.evictions, stored.taken_at)
+        place_evicted(side.engine, snapshot, result.evictions, stored.taken_at)
         if side.engine is not None and place
         else []
     )
@@ -283,15 +291,15 @@ def _averages(stored: ClusterSnapshot, snapshot: Any, config: Any) -> dict[str, 
     args = config.lownodeload if config is not None else None
     if args is None or not any(p.use_deviation_thresholds for p in args.node_pools):
         return {}
-    result = lownodeload.balance(snapshot, args, config.migration, now_ns=_now_ns(stored))
+    result = balance_low_node_load(snapshot, args, config.migration, now_ns=_now_ns(stored))
     return {pool.name: pool.average for pool in result.pools if pool.use_deviation_thresholds}
 
 
 def _findings(
     cluster: Cluster, stored: ClusterSnapshot, snapshot: Any, side: SchedulerSide, config: Any
-) -> list[coherence.Finding]:
+) -> list[CoherenceFinding]:
     _, koordlet, _ = descheduler.koordlet_of(cluster)
-    return coherence.check(
+    return check_coherence(
         snapshot,
         side.loadaware,
         config,
@@ -343,7 +351,7 @@ def _preview_here(cluster: Cluster, row: Any, patch: Mapping[str, Any]) -> dict[
     def over(config: Any) -> list[str]:
         if config is None or config.lownodeload is None:
             return []
-        return lownodeload.balance(
+        return balance_low_node_load(
             snapshot, config.lownodeload, config.migration, now_ns=_now_ns(stored)
         ).over
 

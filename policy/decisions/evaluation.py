@@ -31,10 +31,7 @@ from policy.engine import client
 from policy.engine.questions import Refused
 from policy.policies import documents
 from policy.policies.models import SchedulerConfiguration
-from scoring.config import Target
-from scoring.errors import InputError
-from scoring.inputs import load_yaml
-from scoring.k8s_names import is_dns1123_subdomain
+from scoring import InputError, Target, is_dns1123_subdomain, load_yaml
 
 
 class EvaluationError(Refused):

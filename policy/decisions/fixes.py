@@ -21,8 +21,7 @@ from policy.decisions.questions import decide
 from policy.engine import client
 from policy.engine.questions import Refused, question
 from policy.policies.models import LoadAwareSchedulingArgs
-from scoring.advisor import advise
-from scoring.snapshot import gc_paused
+from scoring import advise, gc_paused
 
 DEFAULT_SCHEDULER = "default-scheduler"
 

@@ -18,9 +18,8 @@ from policy.decisions import evaluation
 from policy.engine import client
 from policy.engine.questions import Refused, question
 from policy.policies.models import LoadAwareSchedulingArgs, SchedulerProfile
-from scoring.advisor.impact import impact
-from scoring.config import Target
-from scoring.snapshot import gc_paused
+from scoring import Target, gc_paused
+from scoring import placement_impact as impact
 
 DEFAULT_SCHEDULER = "default-scheduler"
 

@@ -20,8 +20,7 @@ from policy.decisions import evaluation
 from policy.decisions.models import PlacementDecision
 from policy.decisions.pending import DEFAULT_SCHEDULER, managed_profiles
 from policy.engine import client
-from scoring.objects import Pod
-from scoring.snapshot import Snapshot
+from scoring import Pod, Snapshot
 
 logger = logging.getLogger(__name__)
 

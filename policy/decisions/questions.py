@@ -23,11 +23,19 @@ from policy.decisions.evaluation import (
 )
 from policy.decisions.models import ExplanationBase
 from policy.engine.questions import question
-from scoring import decision_codec, decision_page
-from scoring.decision import Decision
-from scoring.errors import ConfigurationInvalid, InputError
-from scoring.objects import parse_pod
-from scoring.snapshot import gc_paused
+from scoring import (
+    EXPLANATION_NODES,
+    ConfigurationInvalid,
+    Decision,
+    DecisionBase,
+    InputError,
+    PackedDecision,
+    encode_explanation,
+    explanation_page,
+    gc_paused,
+    pack_decision,
+    parse_pod,
+)
 
 
 @question("evaluate")
@@ -134,18 +142,18 @@ def _outcome(decision: Decision) -> str:
 
 def _explanation(decision: Decision, stored: ClusterSnapshot) -> dict[str, Any]:
     """The whole explanation, encoded against the snapshot's base (docs/decisions.md), from
-    the decision's columns (``decision_codec.pack_decision``: no per-node dicts)."""
+    the decision's columns (``pack_decision``: no per-node dicts)."""
     with gc_paused():  # a plugin without columns of its own still makes a dict per node
-        packed = decision_codec.pack_decision(decision)
+        packed = pack_decision(decision)
     base = _base(stored, packed)
-    data = decision_codec.encode(packed, base.base())
+    data = encode_explanation(packed, base.base())
     header = decision.header([])
-    del header[decision_codec.NODES]
+    del header[EXPLANATION_NODES]
     summary = {"fields": header, "nodes": len(decision.cycle.snapshot), "bytes": len(data)}
     return {"data": base64.b64encode(data).decode(), "base": base.pk, "summary": summary}
 
 
-def _base(stored: ClusterSnapshot, packed: decision_codec.Packed) -> ExplanationBase:
+def _base(stored: ClusterSnapshot, packed: PackedDecision) -> ExplanationBase:
     """The base of decisions made on ``stored``: the first one's columns (docs/decisions.md).
 
     Locks in one order, the snapshot's row then its base's, everywhere a base is found or
@@ -162,7 +170,7 @@ def _base(stored: ClusterSnapshot, packed: decision_codec.Packed) -> Explanation
         bases = ExplanationBase.objects.select_for_update().filter(snapshot=stored)
         base = bases.order_by("id").first()
         if base is None:
-            made = decision_codec.Base(packed.payload)
+            made = DecisionBase(packed.payload)
             base = ExplanationBase.objects.create(
                 cluster=stored.cluster,
                 snapshot=stored,
@@ -175,7 +183,7 @@ def _base(stored: ClusterSnapshot, packed: decision_codec.Packed) -> Explanation
 
 def _page(decision: Decision, offset: int | None, limit: int | None) -> dict[str, Any]:
     """The nodes an API answer shows, and what it leaves out (as ``GET /decisions/{id}/``)."""
-    cut = decision_page.page(decision, offset, limit)
+    cut = explanation_page(decision, offset, limit)
     selection = cut.selection
     return {
         "explanation": cut.explanation,

@@ -36,17 +36,27 @@ from policy.policies.documents import for_target
 from policy.policies.models import SchedulerConfiguration
 from policy.sync.appliers import as_pushed
 from policy.sync.models import ClusterSyncState
-from scoring.config import SchedulerConfiguration as EngineConfiguration
-from scoring.config import Target, validate_configuration
-from scoring.engine import Engine
-from scoring.errors import InputError
-from scoring.loading import flatten, parse_documents
-from scoring.objects import Pod, parse_pod
-from scoring.simulation.compare import cluster_state, differences, run_summary, what_if
-from scoring.simulation.metrics import reported_resources
-from scoring.simulation.simulator import SimulationRun
-from scoring.simulation.workload import TooManyPods, expand_workload, workload_controllers
-from scoring.snapshot import Snapshot
+from scoring import (
+    Engine,
+    InputError,
+    Pod,
+    SimulationRun,
+    Snapshot,
+    Target,
+    TooManyPods,
+    cluster_state,
+    differences,
+    expand_workload,
+    flatten,
+    parse_documents,
+    parse_pod,
+    reported_resources,
+    run_summary,
+    validate_configuration,
+    what_if,
+    workload_controllers,
+)
+from scoring import SchedulerConfiguration as EngineConfiguration
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from policy.clusters.models import Cluster
-from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
+from scoring import LOADAWARE
 
 
 def seed_demo_policies(cluster: Cluster) -> bool:

@@ -28,13 +28,20 @@ from policy.accounts.changes import ChangeContext, record_change
 from policy.clusters.models import Cluster
 from policy.core.choices import ChangeAction
 from policy.policies.models import DeschedulerConfiguration, KoordletThresholdConfig
-from scoring import field_errors as fe
-from scoring.descheduler import config as descheduler_config
-from scoring.descheduler import slo_thresholds
-from scoring.errors import ConfigurationInvalid, FieldError, InputError
+from scoring import (
+    RESOURCE_THRESHOLD_KEY,
+    ConfigurationInvalid,
+    FieldError,
+    InputError,
+    ResourceThresholdConfig,
+    load_descheduler_configuration,
+    parse_descheduler_document,
+    parse_resource_thresholds,
+    required_field,
+)
+from scoring import DeschedulerConfiguration as EngineDeschedulerConfiguration
 
 READ_FROM_CLUSTER = "read from the cluster"
-RESOURCE_THRESHOLD_KEY = slo_thresholds.CONFIGMAP_KEY
 
 Adopted = TypeVar("Adopted", DeschedulerConfiguration, KoordletThresholdConfig)
 
@@ -100,7 +107,7 @@ class ParsedDescheduler:
 
     row: DeschedulerConfiguration
     document: Any = None
-    config: descheduler_config.DeschedulerConfiguration | None = None
+    config: EngineDeschedulerConfiguration | None = None
     errors: list[FieldError] = field(default_factory=list)
     unreadable: str = ""
 
@@ -112,8 +119,8 @@ class ParsedDescheduler:
 def parse_descheduler(row: DeschedulerConfiguration) -> ParsedDescheduler:
     parsed = ParsedDescheduler(row)
     try:
-        parsed.document = descheduler_config.parse_document(row.source, row.configmap)
-        parsed.config = descheduler_config.load(parsed.document)
+        parsed.document = parse_descheduler_document(row.source, row.configmap)
+        parsed.config = load_descheduler_configuration(parsed.document)
     except ConfigurationInvalid as exc:
         parsed.errors = list(exc.errors)
     except InputError as exc:
@@ -128,13 +135,13 @@ def descheduler_of(cluster: Cluster) -> ParsedDescheduler | None:
 
 def koordlet_of(
     cluster: Cluster,
-) -> tuple[KoordletThresholdConfig | None, slo_thresholds.ResourceThresholdConfig | None, str]:
+) -> tuple[KoordletThresholdConfig | None, ResourceThresholdConfig | None, str]:
     """The stored row, its parsed strategies (None when unreadable) and why it is unreadable."""
     row = KoordletThresholdConfig.objects.filter(cluster=cluster).first()
     if row is None:
         return None, None, ""
     try:
-        return row, slo_thresholds.parse(row.source), ""
+        return row, parse_resource_thresholds(row.source), ""
     except InputError as exc:
         return row, None, str(exc)
 
@@ -178,7 +185,7 @@ def edited_text(source: str, patch: Mapping[str, Any], document: Any) -> str:
         for edit in (_in_place, _round_trip):  # the smallest change that reads back right
             try:
                 text = edit(source, patch)
-                if text is not None and descheduler_config.parse_document(text) == document:
+                if text is not None and parse_descheduler_document(text) == document:
                     return text
             except (YAMLError, InputError, ValueError, TypeError, KeyError, IndexError):
                 continue
@@ -266,7 +273,7 @@ def lownodeload_args(row: DeschedulerConfiguration) -> Mapping[str, Any] | None:
     """LowNodeLoad's args as written (None: no ``pluginConfig`` entry for it, or a document
     that cannot be read)."""
     try:
-        document = descheduler_config.parse_document(row.source, row.configmap)
+        document = parse_descheduler_document(row.source, row.configmap)
     except InputError:
         return None
     return _lownodeload_entry(document) if isinstance(document, dict) else None
@@ -274,18 +281,18 @@ def lownodeload_args(row: DeschedulerConfiguration) -> Mapping[str, Any] | None:
 
 def patched(
     row: DeschedulerConfiguration, patch: Mapping[str, Any]
-) -> tuple[Any, descheduler_config.DeschedulerConfiguration]:
+) -> tuple[Any, EngineDeschedulerConfiguration]:
     """The document with ``patch`` merged into LowNodeLoad's args, and what koord-descheduler
     loads from it; :class:`EditInvalid` when it would refuse it. Nothing is saved."""
     try:
-        document = descheduler_config.parse_document(row.source, row.configmap)
+        document = parse_descheduler_document(row.source, row.configmap)
     except InputError as exc:
         raise EditInvalid([FieldError("", "Unreadable", str(exc))]) from None
     args = _lownodeload_entry(document) if isinstance(document, dict) else None
     if args is None:
         raise EditInvalid(
             [
-                fe.required(
+                required_field(
                     "pluginConfig[LowNodeLoad]",
                     "the document has no LowNodeLoad pluginConfig entry to edit",
                 )
@@ -293,7 +300,7 @@ def patched(
         )
     _merge(args, patch)
     try:
-        return document, descheduler_config.load(document)
+        return document, load_descheduler_configuration(document)
     except ConfigurationInvalid as exc:
         raise EditInvalid(list(exc.errors)) from None
 
@@ -343,7 +350,7 @@ def import_document(
     edited (the next push writes it); :class:`EditInvalid` when koord-descheduler would refuse
     it. ``expected_version`` guards a replacement (None: whatever is there)."""
     try:
-        descheduler_config.load(descheduler_config.parse_document(text, "import"))
+        load_descheduler_configuration(parse_descheduler_document(text, "import"))
     except ConfigurationInvalid as exc:
         raise EditInvalid(list(exc.errors)) from None
     except InputError as exc:

@@ -26,16 +26,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoring.config import SchedulerConfiguration as EngineConfiguration
-from scoring.config import Target, infer_target, sparse_document, validate_configuration
-from scoring.config.loader import CONFIG_API_VERSION, CONFIG_KIND, parse_text
-from scoring.config.registries import config_versions_of
-from scoring.config.schema import KUBE_SCHEDULER_CONFIGURATION, Decoder
-from scoring.config.targets import document_plugins
-from scoring.config.versions import GROUP
-from scoring.errors import INVALID, TYPE_INVALID, FieldError, InputError
-from scoring.plugins.loadaware.args import ARGS_KIND as LOADAWARE_KIND
-from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
+from scoring import (
+    CONFIG_API_VERSION,
+    CONFIG_KIND,
+    INVALID,
+    KUBE_SCHEDULER_CONFIGURATION,
+    LOADAWARE,
+    TYPE_INVALID,
+    FieldError,
+    InputError,
+    Target,
+    config_versions_of,
+    document_plugins,
+    infer_target,
+    sparse_document,
+    validate_configuration,
+)
+from scoring import CONFIG_GROUP as GROUP
+from scoring import LOADAWARE_ARGS_KIND as LOADAWARE_KIND
+from scoring import SchedulerConfiguration as EngineConfiguration
+from scoring import SchemaDecoder as Decoder
+from scoring import parse_configuration_text as parse_text
 
 ARGS_API_VERSION = "kubescheduler.config.k8s.io/v1"
 

@@ -36,11 +36,16 @@ from policy.policies.models import (
     SchedulerConfiguration,
 )
 from policy.policies.services import validated_tree
-from scoring.config import check_configuration, dump_configuration, load_configuration
-from scoring.errors import InputError
-from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
-from scoring.selectors import match_label_selector
-from scoring.snapshot import BoolArray, Snapshot
+from scoring import (
+    ANNOTATION_USAGE_THRESHOLDS,
+    BoolArray,
+    InputError,
+    Snapshot,
+    check_configuration,
+    dump_configuration,
+    load_configuration,
+    match_label_selector,
+)
 
 COLOCATION_KEY = "colocation-config"
 COLOCATION_NOTE = (

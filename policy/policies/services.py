@@ -34,8 +34,7 @@ from policy.policies.models import (
     SchedulerConfiguration,
     SchedulerProfile,
 )
-from scoring.errors import INVALID, FieldError
-from scoring.objects import DEFAULT_SCHEDULER
+from scoring import DEFAULT_SCHEDULER, INVALID, FieldError
 
 M = TypeVar("M", bound=VersionedModel)
 

@@ -34,11 +34,10 @@ from policy.clusters.gateway.retry import DEFAULT_POLICY, RetryPolicy
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.clusters.object_changes import SnapshotChanges
 from policy.core.choices import ClusterKind
-from policy.policies.descheduler import RESOURCE_THRESHOLD_KEY
 from policy.policies.models import SchedulerConfiguration
 from policy.sync.models import ClusterSyncState
 from policy.sync.planners import Desired, Owned
-from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
+from scoring import ANNOTATION_USAGE_THRESHOLDS, RESOURCE_THRESHOLD_KEY
 
 # Tests make these quicker; a worker uses the gateway's defaults.
 RETRY_POLICY: RetryPolicy = DEFAULT_POLICY

@@ -16,8 +16,7 @@ from typing import Any
 import yaml
 
 from policy.clusters.models import Cluster
-from scoring.errors import InputError
-from scoring.inputs import load_yaml
+from scoring import InputError, load_yaml
 
 WATCHED = ("leaderElection", "clientConnection")
 

@@ -15,10 +15,14 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from scoring.errors import InputError
-from scoring.quantity import QuantityError, resource_amount
-from scoring.synthetic import cpu_quantity, memory_quantity
-from scoring.timeutil import parse_time
+from scoring import (
+    InputError,
+    QuantityError,
+    cpu_quantity,
+    memory_quantity,
+    parse_time,
+    resource_amount,
+)
 
 STEP = 0.06  # at most 6% of the current usage per step
 FLOOR = 0.02  # never below 2% of allocatable

@@ -56,7 +56,7 @@ from policy.sync.appliers import PushFailed, PushPlan, as_dicts, target_for
 from policy.sync.confirmation import confirmed_only, describe, unconfirmed
 from policy.sync.models import ClusterSyncState, SyncJob, SyncJobKind, SyncJobStatus, SyncJobTrigger
 from policy.sync.status import SYNCED, cluster_status
-from scoring.config.targets import target_from_image
+from scoring import target_from_image
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from scoring.selectors import Requirement
+from scoring import Requirement
 
 GI = 2**30
 MI = 2**20

@@ -27,9 +27,7 @@ from policy.policies import rendering
 from policy.web import prepared, trends
 from policy.web.presenters.loadaware import PLUGIN, ClusterLoad, cluster_load, default_plugin
 from policy.web.presenters.node import NodeDetail, node_detail_from_json
-from scoring.errors import ConfigurationInvalid, InputError
-from scoring.plugins.loadaware import LoadAwareScheduling
-from scoring.snapshot import Snapshot, gc_paused
+from scoring import ConfigurationInvalid, InputError, LoadAwareScheduling, Snapshot, gc_paused
 
 _loads = BuildCache(size=8)
 MAX_PENDING_CHOICES = 500  # the evaluate form's pending pods

@@ -19,10 +19,8 @@ from policy.engine.questions import question
 from policy.web import trends
 from policy.web.pages import SnapshotUnreadable, engine_snapshot, loadaware_source, trend_key
 from policy.web.presenters.loadaware import RESOURCES
-from scoring.advisor import loadaware_sweep, swept_field
-from scoring.plugins.loadaware.args import PLUGIN_NAME
-from scoring.plugins.loadaware.plugin import LoadAwareScheduling
-from scoring.snapshot import gc_paused
+from scoring import LOADAWARE as PLUGIN_NAME
+from scoring import LoadAwareScheduling, gc_paused, loadaware_sweep, swept_field
 
 MAX_ROWS = 101
 HEADROOM = 10  # points above the pool's p95 load that the recommended threshold leaves

@@ -46,9 +46,7 @@ from policy.clusters.gateway.errors import (
 )
 from policy.clusters.gateway.readback import NODES, list_objects
 from policy.clusters.gateway.retry import on_conflict
-from scoring.errors import InputError
-from scoring.inputs import load_json, load_yaml
-from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
+from scoring import ANNOTATION_USAGE_THRESHOLDS, InputError, load_json, load_yaml
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scoring.inputs import load_json
+from scoring import load_json
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,7 @@ from urllib3.exceptions import ReadTimeoutError
 from policy.clusters.gateway import retry
 from policy.clusters.gateway.errors import ConfigurationError, TransientError
 from policy.clusters.gateway.redact import install_log_filters, redact, register_secret
-from scoring.errors import InputError
-from scoring.inputs import load_yaml
+from scoring import InputError, load_yaml
 
 # What the kubernetes client's config loaders raise on a file that is not a usable kubeconfig
 # (binary data, YAML of the wrong shape, missing keys): each becomes a ConfigurationError.

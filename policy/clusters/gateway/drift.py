@@ -17,7 +17,7 @@ from typing import Any
 
 from policy.clusters.gateway.apply import colocation_fields, same_document
 from policy.clusters.gateway.changes import unified_diff
-from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
+from scoring import ANNOTATION_USAGE_THRESHOLDS
 
 
 @dataclass(frozen=True)

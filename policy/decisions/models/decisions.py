@@ -11,12 +11,18 @@ from django.db import models
 
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.core.choices import Agreement, DecisionOutcome, DecisionSource
-from scoring import decision_codec
+from scoring import (
+    BASE_DIGEST_BYTES,
+    DecisionBase,
+    StoredExplanation,
+    base_digest,
+    encode_explanation,
+)
 
 
 class ExplanationBase(models.Model):
     """The columns of one decision's explanation, which the other decisions made on the same
-    snapshot are compressed against (``scoring.decision_codec.Base``): their nodes' usage,
+    snapshot are compressed against (``scoring.DecisionBase``): their nodes' usage,
     requests and limits are the snapshot's, stored here once. Kept while a decision needs it
     (``retention.prune_decisions`` deletes the unused ones), whatever becomes of the snapshot.
     """
@@ -27,7 +33,7 @@ class ExplanationBase(models.Model):
     )
     data = models.BinaryField(help_text="Encoded by scoring.decision_codec.Base.")
     digest = models.CharField(
-        max_length=2 * decision_codec.DIGEST,
+        max_length=2 * BASE_DIGEST_BYTES,
         help_text="What the decisions' data name it by (hex): its columns' SHA-256, cut short.",
     )
     created = models.DateTimeField(auto_now_add=True)
@@ -35,15 +41,15 @@ class ExplanationBase(models.Model):
     def __str__(self) -> str:
         return f"explanation base {self.pk} of snapshot {self.snapshot_id}"
 
-    def base(self) -> decision_codec.Base:
+    def base(self) -> DecisionBase:
         """The decoded base (kept by this process, for the decisions that follow)."""
         cached = self.__dict__.get("_base") or _remembered(bytes.fromhex(self.digest))
         if cached is None:
-            cached = decision_codec.Base.from_bytes(bytes(self.data))
+            cached = DecisionBase.from_bytes(bytes(self.data))
         self.keep(cached)
         return cached
 
-    def keep(self, base: decision_codec.Base) -> None:
+    def keep(self, base: DecisionBase) -> None:
         """Remember ``base``, this row's decoded data."""
         self.__dict__["_base"] = base
         _remember(base)
@@ -154,25 +160,25 @@ class PlacementDecision(models.Model):
             explanation["message"] = self.message
         return explanation
 
-    def stored_explanation(self) -> decision_codec.StoredExplanation:
+    def stored_explanation(self) -> StoredExplanation:
         """The stored explanation, read lazily (a page of nodes without the others)."""
-        stored: decision_codec.StoredExplanation | None = self.__dict__.get("_stored")
+        stored: StoredExplanation | None = self.__dict__.get("_stored")
         if stored is None:
-            data = bytes(self.explanation_data) or decision_codec.encode(self._never_written())
-            stored = decision_codec.StoredExplanation(data, _base_of(data, self))
+            data = bytes(self.explanation_data) or encode_explanation(self._never_written())
+            stored = StoredExplanation(data, _base_of(data, self))
             self.__dict__["_stored"] = stored
         return stored
 
 
 _BASES_KEPT = 8  # decoded bases a process keeps (about 1 MB each on 5,000 nodes)
-_bases: OrderedDict[bytes, decision_codec.Base] = OrderedDict()
+_bases: OrderedDict[bytes, DecisionBase] = OrderedDict()
 _bases_lock = threading.Lock()
 
 
-def _base_of(data: bytes, decision: PlacementDecision) -> decision_codec.Base | None:
+def _base_of(data: bytes, decision: PlacementDecision) -> DecisionBase | None:
     """The base ``data`` was compressed against, by its digest: a few recent ones are kept
     decoded, since a page of decisions usually shares one."""
-    digest = decision_codec.base_digest(data)
+    digest = base_digest(data)
     if digest is None or decision.explanation_base_id is None:
         return None
     cached = _remembered(digest)
@@ -181,7 +187,7 @@ def _base_of(data: bytes, decision: PlacementDecision) -> decision_codec.Base | 
     return ExplanationBase.objects.get(pk=decision.explanation_base_id).base()
 
 
-def _remembered(digest: bytes) -> decision_codec.Base | None:
+def _remembered(digest: bytes) -> DecisionBase | None:
     with _bases_lock:
         cached = _bases.get(digest)
         if cached is not None:
@@ -189,7 +195,7 @@ def _remembered(digest: bytes) -> decision_codec.Base | None:
         return cached
 
 
-def _remember(base: decision_codec.Base) -> None:
+def _remember(base: DecisionBase) -> None:
     with _bases_lock:
         _bases[base.digest] = base
         _bases.move_to_end(base.digest)

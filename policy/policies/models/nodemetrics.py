@@ -16,7 +16,7 @@ from django.db.models import Q
 from policy.clusters.models import Cluster
 from policy.core.models import VersionedModel
 from policy.core.validators import json_validator, selector_errors
-from scoring.goint import INT64_MAX
+from scoring import INT64_MAX
 
 # Koordinator validates these with `validate:"omitempty,min=1"`.
 _SECONDS = [MinValueValidator(1), MaxValueValidator(INT64_MAX)]

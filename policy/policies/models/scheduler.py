@@ -19,7 +19,7 @@ from policy.core.models import VersionedModel
 from policy.core.validators import json_validator
 from policy.policies import documents
 from policy.policies.documents import BuiltDocument
-from scoring.goint import INT32_MAX, INT32_MIN
+from scoring import INT32_MAX, INT32_MIN
 
 _INT32 = [MinValueValidator(INT32_MIN), MaxValueValidator(INT32_MAX)]
 

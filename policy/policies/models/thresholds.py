@@ -20,9 +20,8 @@ from policy.clusters.models import Cluster
 from policy.core.models import VersionedModel
 from policy.core.validators import json_validator, resource_map_validator, selector_errors
 from policy.policies.documents import args_field
-from scoring.k8s_names import is_dns1123_subdomain
-from scoring.plugins.loadaware.args import validate_args
-from scoring.plugins.loadaware.thresholds import custom_usage_thresholds
+from scoring import custom_usage_thresholds, is_dns1123_subdomain
+from scoring import validate_loadaware_args as validate_args
 
 _resource_map = [resource_map_validator, json_validator(16 * 1024)]
 

@@ -31,11 +31,16 @@ from policy.policies.models import (
     SchedulerProfile,
 )
 from policy.web.presenters.policies import loadaware_defaults
-from scoring.config.schema import PLUGINS_FIELD_ORDER
-from scoring.errors import InputError
-from scoring.goint import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
-from scoring.inputs import load_yaml
-from scoring.plugins.loadaware.args import AGGREGATION_TYPES
+from scoring import (
+    AGGREGATION_TYPES,
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    PLUGINS_FIELD_ORDER,
+    InputError,
+    load_yaml,
+)
 
 MAX_TEXT = 256 * 1024
 

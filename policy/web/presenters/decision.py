@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policy.web.presenters.explain import loadaware_summary
-from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
-from scoring.plugins.nodeaffinity import REASON_POD as NODE_AFFINITY_REASON
+from scoring import LOADAWARE
+from scoring import NODE_AFFINITY_POD_REASON as NODE_AFFINITY_REASON
 
 TOP_RANKED = 10
 GROUP_PREVIEW = 5

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policy.web import format as fmt
-from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
+from scoring import LOADAWARE
 
 IMAGE_LOCALITY = "ImageLocality"
 TOPOLOGY_SPREAD = "PodTopologySpread"

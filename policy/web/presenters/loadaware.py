@@ -1,10 +1,8 @@
 """Every node's load as Koordinator's LoadAwareScheduling sees it, for the dashboard.
 
-Nothing here re-implements the plugin: the thresholds, their source, the measured usage, the
-estimates of recently placed pods and the verdict all come from the plugin's own state
-(:class:`~scoring.plugins.loadaware.state.LoadAwareState`, built once per snapshot and args and
-shared with evaluations) and its own Filter, run for a pod that adds nothing. So "filtered
-now" means: any non-prod pod, even an empty one, would be refused by the load filter.
+The numbers are the engine's (:func:`scoring.node_loads`: the plugin's own state and Filter,
+run for a pod that adds nothing); this module adds the node's place in the cluster and what
+the table and its bars show.
 """
 
 from __future__ import annotations
@@ -15,40 +13,24 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from policy.web import format as fmt
-from scoring.framework import Cycle
-from scoring.objects import parse_pod
-from scoring.plugins.loadaware import LoadAwareScheduling
-from scoring.plugins.loadaware.args import default_args
-from scoring.plugins.loadaware.estimator import go_round
-from scoring.plugins.loadaware.filter import (
-    estimated_usage,
-    expired_nodes,
-    filter_nodes,
-    filter_plan,
+from scoring import (
+    FROM_ANNOTATION,
+    LoadAwareScheduling,
+    NodeLoadFacts,
+    ResourceLoad,
+    Snapshot,
+    default_loadaware_args,
+    node_loads,
 )
-from scoring.plugins.loadaware.state import IncomingPod, LoadAwareState
-from scoring.plugins.loadaware.thresholds import FROM_ANNOTATION
-from scoring.plugins.loadaware.usage import base_usage
-from scoring.snapshot import Snapshot
 
 RESOURCES = ("cpu", "memory")
 PLUGIN = LoadAwareScheduling.name
 
-# A pod that asks for nothing: the state is per snapshot and args, the pod only names a cycle.
-_PROBE = {
-    "apiVersion": "v1",
-    "kind": "Pod",
-    "metadata": {"name": "schedboard-dashboard-probe", "namespace": "default"},
-    "spec": {"containers": [{"name": "probe", "image": "none"}]},
-}
-
 
 def default_plugin() -> LoadAwareScheduling:
     """The plugin with Koordinator's default args (no configuration enables it)."""
-    return LoadAwareScheduling(default_args({}))
+    return LoadAwareScheduling(default_loadaware_args({}))
 
 
 @dataclass(frozen=True)
@@ -225,21 +207,6 @@ class ClusterLoad:
         return len(self.rows)
 
 
-def _percent(used: int, total: int) -> int | None:
-    """The plugin's ``round(float64(used) / float64(total) * 100)``; None without allocatable."""
-    if total == 0:
-        return None
-    return int(go_round(float(used) / float(total) * 100))
-
-
-def plugin_state(
-    plugin: LoadAwareScheduling, snapshot: Snapshot, now: datetime
-) -> tuple[LoadAwareState, Cycle]:
-    """The plugin's state for ``snapshot`` (shared with evaluations of the same args)."""
-    cycle = Cycle(parse_pod(_PROBE), snapshot, now)
-    return plugin.state(cycle), cycle
-
-
 def cluster_load(
     snapshot: Snapshot,
     plugin: LoadAwareScheduling,
@@ -251,93 +218,60 @@ def cluster_load(
     score_enabled: bool = True,
 ) -> ClusterLoad:
     """Every node's usage against its effective threshold, and the load filter's verdict."""
-    args = plugin.config
-    state, _ = plugin_state(plugin, snapshot, now)
-    empty = IncomingPod(np.zeros(len(state.resources), dtype=np.int64), "", daemonset=False)
-    plan = filter_plan(state, pod_is_prod=False)
-    verdict = filter_nodes(args, state, empty, now)
-    total = estimated_usage(state, plan, empty)
-    measured = np.zeros_like(total)
-    for kind, members in plan.kinds:
-        usage_of_kind = base_usage(kind, state.metrics, state.cache)
-        measured = np.where(members, usage_of_kind.measured, measured)
-    metrics = state.metrics
-    expired = expired_nodes(args, state, now)
-    now_us = int(now.timestamp() * 1_000_000)
-    rows = [state.resources.index(name) for name in RESOURCES]
-    groups = state.thresholds.group_ids
-    nodes: list[NodeLoad] = []
-    for i, node in enumerate(snapshot.nodes):
-        choice = plan.choices[int(groups[i])]
-        profile_i = state.thresholds.profiles[int(groups[i])]
-        present = bool(metrics.present[i])
-        usable = present and bool(metrics.has_info[i]) and not bool(expired[i])
-        usage = {}
-        for name, k in zip(RESOURCES, rows, strict=True):
-            alloc = int(state.allocatable[k, i])
-            seen = _percent(int(measured[k, i]), alloc) if usable else None
-            load = _percent(int(total[k, i]), alloc) if usable else None
-            usage[name] = Usage(
-                measured=seen,
-                estimated=None if seen is None or load is None else load - seen,
-                total=load,
-                threshold=int(plan.limits[k, i]),
-                allocatable=alloc,
-            )
-        status = verdict.status(i)
-        nodes.append(
-            NodeLoad(
-                index=i,
-                name=node.name,
-                zone=node.labels.get("topology.kubernetes.io/zone", ""),
-                pool=node.labels.get("pool", ""),
-                unschedulable=node.unschedulable,
-                pods=len(snapshot.pods_on_node[i]),
-                metric="missing" if not present else ("expired" if expired[i] else "fresh"),
-                metric_age=(now_us - int(metrics.update_us[i])) / 1e6
-                if present and metrics.has_update[i]
-                else None,
-                has_usage=present and bool(metrics.has_info[i]),
-                threshold_profile=choice.profile,
-                threshold_source=choice.source,
-                annotated=profile_i.annotation is not None,
-                annotation_error=profile_i.annotation_error,
-                usage=usage,
-                filtered=None if status.ok else status.message,
-                labels=tuple(f"{k}={v}" for k, v in sorted(node.labels.items())),
-            )
-        )
-    base = state.thresholds.base
-    aggregated = None
-    if base.aggregated is not None:
-        agg = base.aggregated
-        aggregated = ", ".join(
-            f"{name} {value}%"
-            for name, value in zip(state.resources, agg.thresholds, strict=True)
-            if value
-        )
-        aggregated = f"{aggregated} on {agg.kind}"
+    facts, in_force = node_loads(plugin, snapshot, now, RESOURCES)
+    rows = [_row(snapshot, fact) for fact in facts]
     info = ArgsInfo(
         origin=origin,
         profile=profile,
         filter_enabled=filter_enabled,
         score_enabled=score_enabled,
-        thresholds=dict(zip(state.resources, base.usage, strict=True)),
-        prod_thresholds={
-            name: value for name, value in zip(state.resources, base.prod, strict=True) if value
-        },
-        aggregated=aggregated,
-        expiration_seconds=args.node_metric_expiration_seconds,
-        filter_expired=bool(args.filter_expired_node_metrics),
-        schedule_when_expired=args.enable_schedule_when_node_metrics_expired,
+        thresholds=in_force.thresholds,
+        prod_thresholds=in_force.prod_thresholds,
+        aggregated=in_force.aggregated,
+        expiration_seconds=in_force.expiration_seconds,
+        filter_expired=in_force.filter_expired,
+        schedule_when_expired=in_force.schedule_when_expired,
         args=plugin.args,
     )
     return ClusterLoad(
-        rows=nodes,
+        rows=rows,
         args=info,
         taken_at=now,
         pods_bound=sum(len(pods) for pods in snapshot.pods_on_node) + len(snapshot.unbound),
         pods_pending=len(snapshot.pending),
+    )
+
+
+def _row(snapshot: Snapshot, fact: NodeLoadFacts) -> NodeLoad:
+    node = snapshot.nodes[fact.index]
+    return NodeLoad(
+        index=fact.index,
+        name=node.name,
+        zone=node.labels.get("topology.kubernetes.io/zone", ""),
+        pool=node.labels.get("pool", ""),
+        unschedulable=node.unschedulable,
+        pods=len(snapshot.pods_on_node[fact.index]),
+        metric=fact.metric,
+        metric_age=fact.metric_age,
+        has_usage=fact.has_usage,
+        threshold_profile=fact.threshold_profile,
+        threshold_source=fact.threshold_source,
+        annotated=fact.annotated,
+        annotation_error=fact.annotation_error,
+        usage={name: _usage(load) for name, load in fact.resources.items()},
+        filtered=fact.filtered,
+        labels=tuple(f"{k}={v}" for k, v in sorted(node.labels.items())),
+    )
+
+
+def _usage(load: ResourceLoad) -> Usage:
+    measured, total = load.measured, load.total
+    return Usage(
+        measured=measured,
+        estimated=None if measured is None or total is None else total - measured,
+        total=total,
+        threshold=load.threshold,
+        allocatable=load.allocatable,
     )
 
 

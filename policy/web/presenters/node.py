@@ -9,18 +9,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from policy.web import format as fmt
-from policy.web.presenters.loadaware import plugin_state
-from scoring.objects import ObjectError, Pod
-from scoring.plugins.limitaware.limits import pod_limits
-from scoring.plugins.loadaware import LoadAwareScheduling
-from scoring.plugins.loadaware.explain import explain_node
-from scoring.plugins.loadaware.state import IncomingPod
-from scoring.plugins.loadaware.thresholds import ThresholdProfile
-from scoring.plugins.nrt.topology import parse_topology
-from scoring.snapshot import Snapshot
+from scoring import (
+    LoadAwareScheduling,
+    ObjectError,
+    Pod,
+    Snapshot,
+    ThresholdProfile,
+    node_load_detail,
+    parse_topology,
+    pod_limits,
+)
 
 PRIORITY_LABEL = "koordinator.sh/priority-class"
 
@@ -225,9 +224,7 @@ def node_detail(
     if index is None:
         return None
     node = snapshot.nodes[index]
-    state, _ = plugin_state(plugin, snapshot, now)
-    empty = IncomingPod(np.zeros(len(state.resources), dtype=np.int64), "", daemonset=False)
-    explanation = explain_node(plugin.config, plugin.weights, state, empty, now, index)
+    load = node_load_detail(plugin, snapshot, now, index)
     problems: list[str] = []
     pods = sorted(snapshot.pods_on_node[index], key=lambda p: (p.namespace, p.name))
     return NodeDetail(
@@ -241,8 +238,8 @@ def node_detail(
             key=lambda item: (-item[1], item[0]),
         ),
         resources=_resources(snapshot, index),
-        loadaware=explanation,
-        thresholds=_thresholds(state.thresholds.profile(index), state.resources),
+        loadaware=load.explanation,
+        thresholds=_thresholds(load.thresholds, load.resources),
         topology=_topology(snapshot.topologies.get(node.name), problems),
         pods=[pod_line(pod) for pod in pods],
         problems=problems,

@@ -26,8 +26,8 @@ from policy.policies.models import NodeThresholdPolicy, SchedulerConfiguration
 from policy.policies.services import PolicyInvalid
 from policy.sync.thresholds_in_force import NodeThresholdInForce, thresholds_in_force
 from policy.web import format as fmt
-from scoring.plugins.loadaware.args import default_args
-from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
+from scoring import ANNOTATION_USAGE_THRESHOLDS
+from scoring import default_loadaware_args as default_args
 
 # Koordinator's LoadAware proposal, per v1 field: shown under the fields of the args editor.
 PROPOSAL: dict[str, str] = {

@@ -16,12 +16,16 @@ from typing import Any
 
 from policy.policies import documents
 from policy.policies.models import SchedulerConfiguration
-from scoring.config import check_configuration
-from scoring.config.catalog import CATALOG, EXTENSION_POINTS, PLUGIN_TYPE_NAMES
-from scoring.config.loader import ConfigurationCheck
-from scoring.config.registries import Registry
-from scoring.config.targets import MULTI_POINT
-from scoring.errors import InputError
+from scoring import (
+    EXTENSION_POINTS,
+    MULTI_POINT,
+    PLUGIN_TYPE_NAMES,
+    ConfigurationCheck,
+    InputError,
+    Registry,
+    check_configuration,
+)
+from scoring import PLUGIN_CATALOG as CATALOG
 
 WHICH = ("enabled", "disabled")
 

@@ -37,8 +37,7 @@ from policy.web.presenters import dashboard as board
 from policy.web.presenters import descheduling as descheduling_presenter
 from policy.web.presenters import trends as trend_ui
 from policy.web.presenters.explain import loadaware_lines, metric_line
-from scoring.errors import InputError
-from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
+from scoring import ANNOTATION_USAGE_THRESHOLDS, InputError
 
 DEFAULT_PAGE_SIZE = 50
 

@@ -43,8 +43,7 @@ from policy.web.presenters.explain import (
 )
 from policy.web.presenters.fixes import fix_rows
 from policy.web.rate_limits import EvaluateThrottle, over_rate
-from scoring.errors import ConfigurationInvalid
-from scoring.plugins.loadaware.args import PLUGIN_NAME as LOADAWARE
+from scoring import LOADAWARE, ConfigurationInvalid
 
 DECISIONS_PER_PAGE = 50
 NODES_PER_PAGE = 100

@@ -36,9 +36,8 @@ from policy.policies.models import (
 )
 from policy.web.editors import EDITORS
 from policy.web.views.policies import conflict_notice, detail_url, dry_run, require_editor
-from scoring.config.catalog import CATALOG
-from scoring.config.loader import CONFIG_API_VERSION
-from scoring.errors import FieldError
+from scoring import CONFIG_API_VERSION, FieldError
+from scoring import PLUGIN_CATALOG as CATALOG
 
 MAX_DOCUMENT = 1024 * 1024
 LOADAWARE = "LoadAwareScheduling"

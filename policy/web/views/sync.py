@@ -38,7 +38,7 @@ from policy.web.editors import EDITORS
 from policy.web.pages import selected_cluster
 from policy.web.presenters import sync as present
 from policy.web.presenters.policies import diff_lines
-from scoring.config import FLAVORS
+from scoring import FLAVORS
 
 JOBS_PER_PAGE = 20
 POLL_SECONDS = 2
