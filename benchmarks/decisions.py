@@ -69,7 +69,7 @@ def main() -> None:
 def run(nodes: int, pods: int, repeat: int, database: Path) -> None:
     from policy.clusters import services as cluster_services
     from policy.clusters.engine import engine_for, snapshot_for
-    from policy.decisions import evaluation, questions
+    from policy.decisions import evaluation, questions, services
     from policy.decisions.models import ExplanationBase, PlacementDecision
     from scoring import decision_codec
 
@@ -92,9 +92,7 @@ def run(nodes: int, pods: int, repeat: int, database: Path) -> None:
         before = database.stat().st_size
         began = time.perf_counter()
         answer = questions.answer_for(decision, stored, choice)
-        row = evaluation.record(
-            stored.cluster, pod.raw, evaluation.Evaluated(answer), digest=pod.key
-        )
+        row = services.record(stored.cluster, pod.raw, evaluation.Evaluated(answer), digest=pod.key)
         recorded = (time.perf_counter() - began) * 1000
         row = PlacementDecision.objects.get(pk=row.pk)
         data = bytes(row.explanation_data)

@@ -29,7 +29,7 @@ from policy.api.strict import ModelSerializer, StrictCharField
 from policy.clusters.models import Cluster
 from policy.core.choices import DecisionSource
 from policy.core.params import parse_count
-from policy.decisions import evaluation, fixes
+from policy.decisions import evaluation, fixes, services
 from policy.decisions.filters import DecisionFilterSet
 from policy.decisions.models import PlacementDecision
 from scoring import DEFAULT_RANKED, NodeSelection
@@ -375,7 +375,7 @@ class EvaluateView(APIView):
         payload.is_valid(raise_exception=True)
         token = request.auth if isinstance(request.auth, ApiToken) else None
         try:
-            decision, made = evaluation.evaluate_and_record(
+            decision, made = services.evaluate_and_record(
                 cluster,
                 payload.validated_data["pod"],
                 configuration_id=payload.validated_data.get("configuration"),

@@ -15,18 +15,13 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import yaml
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.core.exceptions import ValidationError
-from django.db import transaction
 
 from policy.clusters.models import Cluster, ClusterSnapshot
-from policy.core.choices import Agreement, DecisionSource
 from policy.core.validators import dns1123_label_validator, validate_json_value
-from policy.decisions.models import PlacementDecision
 from policy.engine import client
 from policy.engine.questions import Refused
 from policy.policies import documents
@@ -171,104 +166,3 @@ def run(
         return Evaluated(client.ask(cluster.pk, "evaluate", payload))
     except Refused as exc:
         raise EvaluationError(exc.field, str(exc), exc.errors) from None
-
-
-def evaluate_pod(
-    cluster: Cluster,
-    manifest: Mapping[str, Any],
-    *,
-    configuration_id: int | None = None,
-    user: AbstractBaseUser | AnonymousUser | None = None,
-    source: str = DecisionSource.API,
-    token_name: str = "",
-) -> PlacementDecision:
-    """Evaluate ``manifest`` on the cluster's newest snapshot and record the decision."""
-    return evaluate_and_record(
-        cluster,
-        manifest,
-        configuration_id=configuration_id,
-        user=user,
-        source=source,
-        token_name=token_name,
-    )[0]
-
-
-def evaluate_and_record(
-    cluster: Cluster,
-    manifest: Mapping[str, Any],
-    *,
-    configuration_id: int | None = None,
-    user: AbstractBaseUser | AnonymousUser | None = None,
-    source: str = DecisionSource.API,
-    token_name: str = "",
-    page: tuple[int | None, int | None] | None = None,
-) -> tuple[PlacementDecision, Evaluated]:
-    """:func:`evaluate_pod`; the record and the engine's answer (with the page of nodes
-    ``page`` when given, to answer from without decoding the explanation)."""
-    evaluated = run(cluster, manifest, configuration_id, page=page)
-    digest = inputs_digest(manifest, evaluated.snapshot, evaluated.configuration["digest"])
-    row = record(
-        cluster,
-        manifest,
-        evaluated,
-        digest=digest,
-        user=user,
-        source=source,
-        token_name=token_name,
-    )
-    return row, evaluated
-
-
-def record(
-    cluster: Cluster,
-    manifest: Mapping[str, Any],
-    evaluated: Evaluated,
-    *,
-    digest: str,
-    user: AbstractBaseUser | AnonymousUser | None = None,
-    source: str = DecisionSource.API,
-    token_name: str = "",
-    scheduler_message: str = "",
-) -> PlacementDecision:
-    """Store what :func:`run` decided, with its whole explanation; ``digest`` identifies it for
-    deduplication. A decision compared with where the cluster's scheduler put the pod (the
-    ``cluster`` source) carries the comparison."""
-    observed = evaluated.comparison
-    agreement = ""
-    if observed is not None:
-        agreement = Agreement.AGREES if observed["agrees"] else Agreement.DISAGREES
-    pod = evaluated.pod_key
-    explanation = evaluated.answer["explanation"]
-    row = PlacementDecision(
-        cluster=cluster,
-        snapshot_id=evaluated.snapshot,
-        snapshot_taken_at=datetime.fromisoformat(evaluated.taken_at),
-        pod_namespace=pod["namespace"],
-        pod_name=pod["name"],
-        pod_uid=pod["uid"],
-        pod=dict(manifest),
-        profile=evaluated.profile,
-        configuration_id=evaluated.configuration["id"],
-        configuration_version=evaluated.configuration["version"],
-        configuration_digest=evaluated.configuration["digest"],
-        selected_node=evaluated.selected_node,
-        outcome=evaluated.outcome,
-        message=evaluated.message,
-        feasible_nodes=evaluated.feasible_nodes,
-        total_nodes=evaluated.total_nodes,
-        explanation_data=evaluated.explanation_data,
-        explanation_base_id=explanation["base"],
-        explanation_summary=explanation["summary"],
-        requested_by=user if isinstance(user, User) else None,
-        source=source,
-        token_name=token_name,
-        inputs_digest=digest,
-        actual_node=evaluated.actual_node,
-        scheduler_message=scheduler_message,
-        agreement=agreement,
-        actual_rank=observed["rank"] if observed else None,
-        score_gap=observed["gap"] if observed else None,
-    )
-    with transaction.atomic():
-        row.save()
-    return row

@@ -16,11 +16,10 @@ from typing import Any
 from policy.clusters.engine import before_step
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.core.choices import DecisionSource
-from policy.decisions import evaluation
+from policy.decisions import evaluation, services
 from policy.decisions.models import PlacementDecision
-from policy.decisions.pending import DEFAULT_SCHEDULER, managed_profiles
 from policy.engine import client
-from scoring import Pod, Snapshot
+from scoring import DEFAULT_SCHEDULER, Pod, Snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +48,7 @@ def record_between(
     """Record each of ``pods`` bound since ``previous`` (whose engine state is ``held``)."""
     counts = {"bound": 0, "recorded": 0, "known": 0, "errors": 0}
     bound_before = {_held_key(pod) for pods in (held.unbound, *held.pods_on_node) for pod in pods}
-    bindings = new_bindings(bound_before, pods, managed_profiles(cluster))
+    bindings = new_bindings(bound_before, pods, services.managed_profiles(cluster))
     counts["bound"] = len(bindings)
     for pod in bindings[:MAX_BINDINGS]:
         counts[_record(cluster, previous, pod)] += 1
@@ -88,7 +87,7 @@ def _record(cluster: Cluster, previous: ClusterSnapshot, pod: Obj) -> str:
     except evaluation.EvaluationError as exc:
         logger.warning("binding of %s to %s: %s", _key(pod), actual, exc)
         return "errors"
-    evaluation.record(
+    services.record(
         cluster,
         unbound,
         evaluated,

@@ -3,7 +3,7 @@
 ``evaluate``: the engine's decision for a pod on a stored snapshot (the cluster's newest, or
 one named), with the whole explanation encoded (compressed against the snapshot's
 :class:`ExplanationBase`, made here by the first decision on it) and, when asked, the page of
-nodes an API answer shows. The asking process records it (:func:`evaluation.record`).
+nodes an API answer shows. The asking process records it (:func:`policy.decisions.services.record`).
 """
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ def answer_for(
     page: tuple[int | None, int | None] | None = None,
 ) -> dict[str, Any]:
     """The ``evaluate`` answer for the engine's ``decision`` on ``stored``: what
-    :func:`evaluation.record` stores, compared with ``actual`` (where the cluster's scheduler
-    put the pod) when given, with the API's ``page`` of nodes when given."""
+    :func:`policy.decisions.services.record` stores, compared with ``actual`` (where the
+    cluster's scheduler put the pod) when given, with the API's ``page`` of nodes when given."""
     observed = decision.compare(actual) if actual else None
     return {
         "snapshot": stored.pk,

@@ -2,7 +2,7 @@
 models (``policy.<domain>.models``). Code imports models from their domain, not from here."""
 
 from policy.accounts.models import ApiToken, AuthorizationFailure, PolicyChange
-from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.clusters.models import Cluster, ClusterSnapshot, PreparedView, SnapshotTrend
 from policy.decisions.models import ExplanationBase, PlacementDecision, WhatIfRun
 from policy.policies.models import (
     DeschedulerConfiguration,
@@ -14,7 +14,6 @@ from policy.policies.models import (
     SchedulerProfile,
 )
 from policy.sync.models import ClusterSyncState, SyncJob
-from policy.web.models import PreparedView, SnapshotTrend
 
 __all__ = [
     "ApiToken",

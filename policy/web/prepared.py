@@ -19,8 +19,7 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
-from policy.clusters.models import ClusterSnapshot
-from policy.web.models import PreparedView
+from policy.clusters.models import ClusterSnapshot, PreparedView
 from policy.web.presenters.loadaware import ArgsInfo, ClusterLoad, NodeLoad, Usage
 
 logger = logging.getLogger(__name__)

@@ -23,9 +23,8 @@ from typing import Any
 import numpy as np
 from django.db import IntegrityError, transaction
 
-from policy.clusters.models import Cluster, ClusterSnapshot
+from policy.clusters.models import Cluster, ClusterSnapshot, PreparedView, SnapshotTrend
 from policy.web import prepared
-from policy.web.models import PreparedView, SnapshotTrend
 from policy.web.presenters.loadaware import RESOURCES, ClusterLoad
 
 WINDOW = 48  # snapshots a trend covers, newest last

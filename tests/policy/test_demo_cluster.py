@@ -150,8 +150,8 @@ def test_a_kubeconfig_cluster_needs_a_path() -> None:
 def test_prune_drops_old_decisions_and_caps_each_cluster(
     demo_snapshot: Any, settings: Any, celery_eager: None
 ) -> None:
-    from policy.decisions.evaluation import evaluate_pod
     from policy.decisions.models import PlacementDecision
+    from policy.decisions.services import evaluate_pod
     from tests.scoring.builders import make_container, make_pod
 
     cluster = demo_snapshot.cluster

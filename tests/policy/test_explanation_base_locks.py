@@ -14,7 +14,7 @@ from django.db import connection, connections, transaction
 
 from policy.clusters.models import ClusterSnapshot
 from policy.clusters.services import load_demo_cluster
-from policy.decisions import evaluation
+from policy.decisions import services
 from policy.decisions.models import ExplanationBase, PlacementDecision
 from tests.conftest import NOW
 from tests.scoring.builders import make_container, make_pod
@@ -80,21 +80,21 @@ def test_a_page_decision_and_an_api_decision_on_one_base_do_not_deadlock(
     snapshot: ClusterSnapshot,
 ) -> None:
     cluster = snapshot.cluster
-    evaluation.evaluate_pod(cluster, pod("first"))  # the snapshot's base
+    services.evaluate_pod(cluster, pod("first"))  # the snapshot's base
 
     holds_base, writer_pid = threading.Event(), []
     errors: list[BaseException] = []
 
     def page_evaluation() -> None:
         with transaction.atomic():  # the decision's transaction, kept open until the writer waits
-            evaluation.evaluate_pod(cluster, pod("page"))
+            services.evaluate_pod(cluster, pod("page"))
             holds_base.set()
             wait_until(lambda: bool(writer_pid) and waiting_on_a_lock(writer_pid[0]))
 
     def explanation_writer() -> None:
         assert holds_base.wait(WAIT)
         writer_pid.append(backend_pid())
-        evaluation.evaluate_and_record(cluster, pod("api"), page=(None, None))
+        services.evaluate_and_record(cluster, pod("api"), page=(None, None))
 
     threads = [in_thread(page_evaluation, errors), in_thread(explanation_writer, errors)]
     for thread in threads:
@@ -113,14 +113,14 @@ def test_the_first_decisions_on_a_snapshot_make_one_base(snapshot: ClusterSnapsh
 
     def first() -> None:
         with transaction.atomic():
-            evaluation.evaluate_pod(cluster, pod("one"))
+            services.evaluate_pod(cluster, pod("one"))
             holds_base.set()
             wait_until(lambda: bool(second_pid) and waiting_on_a_lock(second_pid[0]))
 
     def second() -> None:
         assert holds_base.wait(WAIT)
         second_pid.append(backend_pid())
-        evaluation.evaluate_pod(cluster, pod("two"))
+        services.evaluate_pod(cluster, pod("two"))
 
     threads = [in_thread(first, errors), in_thread(second, errors)]
     for thread in threads:

@@ -11,7 +11,7 @@ import pytest
 from policy.clusters.models import ClusterSnapshot
 from policy.clusters.services import record_snapshot
 from policy.clusters.snapshot_chains import materialize
-from policy.decisions import evaluation, retention
+from policy.decisions import retention, services
 from policy.decisions.models import ExplanationBase, PlacementDecision
 from policy.decisions.models import decisions as decision_models
 from tests.conftest import NOW, engine_decision
@@ -40,7 +40,7 @@ def test_decisions_on_a_snapshot_share_its_base_and_come_back_exactly(
 ) -> None:
     cluster = demo_snapshot.cluster
     manifests = [pod("a", "100m"), pod("b", "6"), pod("c", "1000")]
-    rows = [evaluation.evaluate_pod(cluster, m) for m in manifests]
+    rows = [services.evaluate_pod(cluster, m) for m in manifests]
     assert ExplanationBase.objects.count() == 1
     base = ExplanationBase.objects.get()
     assert base.snapshot == demo_snapshot and {r.explanation_base for r in rows} == {base}
@@ -50,7 +50,7 @@ def test_decisions_on_a_snapshot_share_its_base_and_come_back_exactly(
     assert first * 10 < len(bytes(base.data))  # the first decision is its base
 
     newer = record_snapshot(cluster, materialize(demo_snapshot), NOW + timedelta(minutes=1))
-    later = evaluation.evaluate_pod(cluster, pod("d", "100m"))
+    later = services.evaluate_pod(cluster, pod("d", "100m"))
     assert later.snapshot == newer and later.explanation_base != base
     assert ExplanationBase.objects.count() == 2
     assert fresh(later).explanation == engine_json(newer, pod("d", "100m"))
@@ -61,8 +61,8 @@ def test_a_page_of_nodes_reads_through_the_base(
 ) -> None:
     api_client.force_login(viewer)
     manifest = pod("web", "6")
-    evaluation.evaluate_pod(demo_snapshot.cluster, pod("first", "100m"))
-    row = evaluation.evaluate_pod(demo_snapshot.cluster, manifest)
+    services.evaluate_pod(demo_snapshot.cluster, pod("first", "100m"))
+    row = services.evaluate_pod(demo_snapshot.cluster, manifest)
     decision_models._bases.clear()
     body = api_client.get(f"/api/v1/decisions/{row.pk}/", {"nodes_offset": 3}).json()
     assert body["explanation"]["nodes"] == engine_json(demo_snapshot, manifest)["nodes"][3:]
@@ -72,7 +72,7 @@ def test_retention_keeps_a_base_while_a_decision_needs_it(
     demo_snapshot: ClusterSnapshot, settings: Any
 ) -> None:
     cluster = demo_snapshot.cluster
-    old, kept = (evaluation.evaluate_pod(cluster, pod(n, "100m")) for n in ("old", "kept"))
+    old, kept = (services.evaluate_pod(cluster, pod(n, "100m")) for n in ("old", "kept"))
     PlacementDecision.objects.filter(pk=old.pk).update(created=NOW - timedelta(days=400))
     ExplanationBase.objects.update(created=NOW - timedelta(days=400))
     assert retention.prune_decisions(now=NOW) == 1
@@ -85,7 +85,7 @@ def test_retention_keeps_a_base_while_a_decision_needs_it(
 
 
 def test_an_unused_base_gets_an_hours_grace(demo_snapshot: ClusterSnapshot) -> None:
-    row = evaluation.evaluate_pod(demo_snapshot.cluster, pod("a", "100m"))
+    row = services.evaluate_pod(demo_snapshot.cluster, pod("a", "100m"))
     row.delete()
     retention.prune_decisions(now=NOW)
     assert ExplanationBase.objects.count() == 1
@@ -96,6 +96,6 @@ def test_an_unused_base_gets_an_hours_grace(demo_snapshot: ClusterSnapshot) -> N
 def test_deleting_a_cluster_deletes_its_decisions_and_bases(
     demo_snapshot: ClusterSnapshot,
 ) -> None:
-    evaluation.evaluate_pod(demo_snapshot.cluster, pod("a", "100m"))
+    services.evaluate_pod(demo_snapshot.cluster, pod("a", "100m"))
     demo_snapshot.cluster.delete()
     assert not PlacementDecision.objects.exists() and not ExplanationBase.objects.exists()

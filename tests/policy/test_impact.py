@@ -11,10 +11,9 @@ from django.contrib.auth.models import User
 
 from policy.accounts.models import PolicyChange
 from policy.clusters.engine import snapshot_for
-from policy.clusters.models import ClusterSnapshot
+from policy.clusters.models import ClusterSnapshot, SnapshotTrend
 from policy.clusters.services import record_snapshot
 from policy.policies.models import LoadAwareSchedulingArgs
-from policy.web.models import SnapshotTrend
 from policy.web.pages import prepare_views
 from scoring.synthetic import generate_cluster
 from tests.conftest import NOW

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from policy.clusters.models import ClusterSnapshot
-from policy.web.models import SnapshotTrend
+from policy.clusters.models import ClusterSnapshot, SnapshotTrend
 from policy.web.pages import prepare_views
 from tests.policy.builders import loadaware_configuration
 

@@ -156,7 +156,7 @@ def test_trends_across_snapshots_and_decisions(
     assert "One snapshot so far" in html
     assert "No decision in the last 14 days" in html
     load_demo_cluster(nodes=12, now=NOW + timedelta(minutes=5))
-    from policy.decisions.evaluation import evaluate_pod
+    from policy.decisions.services import evaluate_pod
 
     cluster = demo_snapshot.cluster
     evaluate_pod(cluster, {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []}})

@@ -17,8 +17,8 @@ from django.utils.html import escape
 from policy.clusters.models import ClusterSnapshot
 from policy.clusters.services import load_demo_cluster
 from policy.core.choices import DecisionSource
-from policy.decisions.evaluation import evaluate_pod
 from policy.decisions.models import PlacementDecision
+from policy.decisions.services import evaluate_pod
 from tests.conftest import NOW
 from tests.policy.builders import loadaware_configuration
 
@@ -222,7 +222,7 @@ def test_history_needs_a_role(client: Client, nobody: User) -> None:
 def test_the_schedulers_own_decisions_are_filtered_by_agreement(
     client: Client, viewer: User, demo_snapshot: ClusterSnapshot
 ) -> None:
-    from policy.decisions import evaluation
+    from policy.decisions import evaluation, services
     from tests.conftest import engine_decision
     from tests.scoring.builders import make_container, make_pod
 
@@ -232,9 +232,7 @@ def test_the_schedulers_own_decisions_are_filtered_by_agreement(
     other = next(n for n in decision.cycle.snapshot.node_names if not decision.compare(n).agrees)
     for actual, digest in ((decision.selected_node, "a"), (other, "b")):
         evaluated = evaluation.run(cluster, manifest, actual_node=actual or "")
-        evaluation.record(
-            cluster, manifest, evaluated, digest=digest, source=DecisionSource.CLUSTER
-        )
+        services.record(cluster, manifest, evaluated, digest=digest, source=DecisionSource.CLUSTER)
     client.force_login(viewer)
     agrees = client.get("/decisions/?agreement=agrees").context["page_obj"].object_list
     assert [d.actual_node for d in agrees] == [decision.selected_node]
@@ -247,7 +245,7 @@ def test_the_schedulers_own_decisions_are_filtered_by_agreement(
 def test_the_dashboard_shows_agreement_with_the_scheduler_per_profile(
     client: Client, viewer: User, demo_snapshot: ClusterSnapshot
 ) -> None:
-    from policy.decisions import evaluation
+    from policy.decisions import evaluation, services
     from tests.conftest import engine_decision
     from tests.scoring.builders import make_container, make_pod
 
@@ -257,9 +255,7 @@ def test_the_dashboard_shows_agreement_with_the_scheduler_per_profile(
     worse = next(n for n in decision.cycle.snapshot.node_names if not decision.compare(n).agrees)
     for n, actual in enumerate([decision.selected_node or "", decision.selected_node or "", worse]):
         evaluated = evaluation.run(cluster, manifest, actual_node=actual)
-        evaluation.record(
-            cluster, manifest, evaluated, digest=str(n), source=DecisionSource.CLUSTER
-        )
+        services.record(cluster, manifest, evaluated, digest=str(n), source=DecisionSource.CLUSTER)
     client.force_login(viewer)
     page = client.get(f"/?cluster={cluster.pk}")
     [row] = page.context["agreement"]

@@ -7,12 +7,11 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from policy.clusters.models import ClusterSnapshot
+from policy.clusters.models import ClusterSnapshot, PreparedView
 from policy.clusters.services import load_demo_cluster
 from policy.policies.demo import seed_demo_policies
 from policy.web import pages as support
 from policy.web import prepared
-from policy.web.models import PreparedView
 from tests.conftest import NOW
 
 

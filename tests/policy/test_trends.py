@@ -13,11 +13,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from policy.clusters.models import ClusterSnapshot
+from policy.clusters.models import ClusterSnapshot, PreparedView, SnapshotTrend
 from policy.clusters.services import load_demo_cluster
 from policy.web import pages as support
 from policy.web import trends
-from policy.web.models import PreparedView, SnapshotTrend
 from policy.web.presenters.loadaware import ArgsInfo, ClusterLoad, NodeLoad, Usage
 from tests.conftest import NOW
 

@@ -13,8 +13,8 @@ import pytest
 
 from policy.clusters.services import load_demo_cluster
 from policy.core.choices import DecisionSource, Role
-from policy.decisions.evaluation import evaluate_pod
 from policy.decisions.models import PlacementDecision
+from policy.decisions.services import evaluate_pod
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
 from tests.ui.test_mobile import PHONE, WIDEST

@@ -16,7 +16,7 @@ import pytest
 
 from policy.clusters.services import load_demo_cluster
 from policy.core.choices import DecisionSource, Role
-from policy.decisions.evaluation import evaluate_pod
+from policy.decisions.services import evaluate_pod
 from policy.policies.demo import seed_demo_policies
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from policy.clusters.models import SnapshotTrend
 from policy.clusters.services import load_demo_cluster
 from policy.policies.demo import seed_demo_policies
-from policy.web.models import SnapshotTrend
 from policy.web.pages import prepare_newest
 from tests.personas import create_user as make_user
 from tests.ui.conftest import SCREENSHOTS

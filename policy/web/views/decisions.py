@@ -18,7 +18,7 @@ from policy.clusters.engine import engine_for
 from policy.clusters.models import Cluster
 from policy.core.choices import DecisionOutcome, DecisionSource, Role
 from policy.core.params import parse_id
-from policy.decisions import evaluation, fixes
+from policy.decisions import evaluation, fixes, services
 from policy.decisions.filters import DecisionFilterSet
 from policy.decisions.models import PlacementDecision
 from policy.policies.models import SchedulerConfiguration
@@ -131,7 +131,7 @@ def _evaluate(
         if isinstance(spec, dict):
             spec["schedulerName"] = data["profile"]
     try:
-        return evaluation.evaluate_pod(
+        return services.evaluate_pod(
             data["cluster"],
             manifest,
             configuration_id=data.get("configuration"),

@@ -1,12 +1,12 @@
-"""What the web needs of a stored snapshot, prepared by the worker when the snapshot is stored
-(``policy.web.prepared``), so a fresh web process shows a 5,000-node cluster without
-rebuilding it."""
+"""What the pages need of a stored snapshot, prepared by the worker when the snapshot is stored
+(``policy.web.prepared``, ``policy.web.trends``), so a fresh web process shows a 5,000-node
+cluster without rebuilding it, and the trends read no snapshot."""
 
 from __future__ import annotations
 
 from django.db import models
 
-from policy.clusters.models import ClusterSnapshot
+from policy.clusters.models.clusters import ClusterSnapshot
 
 
 class PreparedView(models.Model):
