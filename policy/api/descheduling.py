@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import django_filters
 from django.contrib.contenttypes.models import ContentType
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -26,6 +25,7 @@ from policy.api.strict import ModelSerializer, StrictCharField
 from policy.clusters.models import Cluster
 from policy.decisions import descheduling
 from policy.policies import descheduler
+from policy.policies.filters import DeschedulerConfigurationFilterSet
 from policy.policies.models import DeschedulerConfiguration
 from scoring import TYPE_INVALID, InputError, LowNodeLoadArgs
 
@@ -119,14 +119,6 @@ class DeschedulerConfigurationSerializer(ModelSerializer[DeschedulerConfiguratio
     def get_lownodeload(self, obj: DeschedulerConfiguration) -> dict[str, Any] | None:
         config = self._parsed(obj).config
         return _args_summary(config.lownodeload if config else None)
-
-
-class DeschedulerConfigurationFilterSet(django_filters.FilterSet):
-    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all())
-
-    class Meta:
-        model = DeschedulerConfiguration
-        fields = ["cluster"]
 
 
 class DeschedulerRenderSerializer(serializers.Serializer[Any]):

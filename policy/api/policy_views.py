@@ -30,20 +30,12 @@ from rest_framework.response import Response
 
 from policy.accounts import changes
 from policy.accounts.changes import ChangeContext
+from policy.accounts.filters import AuthorizationFailureFilterSet, PolicyChangeFilterSet
 from policy.accounts.models import AuthorizationFailure, PolicyChange
 from policy.accounts.rate_limits import EvaluateThrottle
 from policy.accounts.roles import CanEditPolicy, CanPushPolicy, IsViewer
 from policy.api import concurrency
 from policy.api.errors import PolicyValidationError
-from policy.api.filtersets import (
-    AuthorizationFailureFilterSet,
-    CollectPolicyFilterSet,
-    LoadAwareArgsFilterSet,
-    NodeThresholdPolicyFilterSet,
-    PolicyChangeFilterSet,
-    SchedulerConfigurationFilterSet,
-    SchedulerProfileFilterSet,
-)
 from policy.api.policy_serializers import (
     AuthorizationFailureSerializer,
     CollectPolicySerializer,
@@ -61,6 +53,13 @@ from policy.core.params import in_range
 from policy.decisions import impact as decision_impact
 from policy.policies import rendering
 from policy.policies import services as policies
+from policy.policies.filters import (
+    CollectPolicyFilterSet,
+    LoadAwareArgsFilterSet,
+    NodeThresholdPolicyFilterSet,
+    SchedulerConfigurationFilterSet,
+    SchedulerProfileFilterSet,
+)
 from policy.policies.located import located_body
 from policy.policies.models import (
     LoadAwareSchedulingArgs,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import django_filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.generics import get_object_or_404
@@ -30,9 +29,9 @@ from policy.accounts.roles import CanPushPolicy, IsViewer, _RolePermission
 from policy.api.strict import ModelSerializer, StrictCharField
 from policy.clusters.models import Cluster
 from policy.core.choices import Role
-from policy.core.filters import IdFilter, UtcDateTimeFilter
 from policy.sync import services as sync_services
-from policy.sync.models import SyncJob, SyncJobKind, SyncJobStatus, SyncJobTrigger
+from policy.sync.filters import SyncJobFilterSet
+from policy.sync.models import SyncJob, SyncJobStatus
 
 
 class CanRefresh(_RolePermission):
@@ -129,19 +128,6 @@ class DriftReportSerializer(serializers.Serializer[Any]):
     last_pushed_at = serializers.DateTimeField(allow_null=True)
     snapshot = SnapshotAgeSerializer(allow_null=True)
     drift = DriftSerializer(many=True)
-
-
-class SyncJobFilterSet(django_filters.FilterSet):
-    cluster = IdFilter()
-    kind = django_filters.ChoiceFilter(choices=SyncJobKind.choices)
-    status = django_filters.ChoiceFilter(choices=SyncJobStatus.choices)
-    trigger = django_filters.ChoiceFilter(choices=SyncJobTrigger.choices)
-    created_after = UtcDateTimeFilter(field_name="created", lookup_expr="gte")
-    created_before = UtcDateTimeFilter(field_name="created", lookup_expr="lt")
-
-    class Meta:
-        model = SyncJob
-        fields = ["cluster", "kind", "status", "trigger"]
 
 
 class SyncJobViewSet(viewsets.ReadOnlyModelViewSet[SyncJob]):

@@ -22,7 +22,6 @@ from policy.accounts.models import ApiToken
 from policy.accounts.rate_limits import EvaluateThrottle
 from policy.accounts.roles import CanConfigureCluster, IsViewer, roles_of
 from policy.api import policy_views
-from policy.api.filtersets import ClusterFilterSet
 from policy.api.policy_serializers import ColocationRenderSerializer, NodeThresholdRenderSerializer
 from policy.api.policy_views import AT_PARAMETER
 from policy.api.serializers import (
@@ -33,6 +32,7 @@ from policy.api.serializers import (
     ConnectionReportSerializer,
     MeSerializer,
 )
+from policy.clusters.filters import ClusterFilterSet
 from policy.clusters.gateway.errors import GatewayError
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.core import errors

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import django_filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -22,9 +21,9 @@ from policy.accounts.rate_limits import WhatIfThrottle
 from policy.accounts.roles import CanEditPolicy
 from policy.api.strict import ModelSerializer, StrictCharField
 from policy.clusters.models import Cluster
-from policy.core.choices import ConfigurationSource, WhatIfStatus, WorkloadSource
-from policy.core.filters import IdFilter
+from policy.core.choices import ConfigurationSource, WorkloadSource
 from policy.decisions import whatif
+from policy.decisions.filters import WhatIfFilterSet
 from policy.decisions.models import WhatIfRun
 
 SUBFIELDS = {"baseline": "baseline.yaml", "candidate": "candidate.yaml"}
@@ -119,15 +118,6 @@ class WhatIfSummarySerializer(WhatIfRunSerializer):
     class Meta(WhatIfRunSerializer.Meta):
         fields = [f for f in WhatIfRunSerializer.Meta.fields if f not in HEAVY]
         read_only_fields = fields
-
-
-class WhatIfFilterSet(django_filters.FilterSet):
-    cluster = IdFilter()
-    status = django_filters.ChoiceFilter(choices=WhatIfStatus.choices)
-
-    class Meta:
-        model = WhatIfRun
-        fields = ["cluster", "status"]
 
 
 class WhatIfViewSet(
