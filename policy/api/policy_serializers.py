@@ -8,18 +8,15 @@ error, as kube-scheduler's strict decoding makes it.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import yaml
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from policy.accounts.models import AuthorizationFailure, PolicyChange
 from policy.api.strict import ModelSerializer, StrictCharField
 from policy.clusters.models import Cluster
 from policy.core.validators import (
@@ -28,7 +25,6 @@ from policy.core.validators import (
     resource_map_validator,
     validate_json_value,
 )
-from policy.policies.documents import build_document
 from policy.policies.models import (
     LoadAwareSchedulingArgs,
     NodeMetricCollectPolicy,
@@ -451,86 +447,6 @@ class ImportSerializer(StrictMixin, serializers.Serializer[Any]):
         "(default-scheduler for one that sets none): importing deletes those profiles with "
         "their plugin args and LoadAware args, and is refused unless each is listed here.",
     )
-
-
-class PolicyChangeSerializer(ModelSerializer[PolicyChange]):
-    object_type = StrictCharField(source="content_type.model", read_only=True)
-    version = serializers.IntegerField(source="object_version", read_only=True)
-    diff = serializers.SerializerMethodField(
-        help_text="Top-level fields that differ: {field: {before, after}}."
-    )
-    document_diff = serializers.SerializerMethodField(
-        help_text="Scheduler configurations: unified diff of the v1 document (YAML)."
-    )
-    prechange_data = serializers.JSONField(read_only=True)
-    postchange_data = serializers.JSONField(read_only=True)
-
-    class Meta:
-        model = PolicyChange
-        fields = [
-            "id",
-            "time",
-            "user_name",
-            "source",
-            "token_name",
-            "remote_addr",
-            "request_id",
-            "action",
-            "object_type",
-            "object_id",
-            "object_repr",
-            "version",
-            "cluster",
-            "message",
-            "diff",
-            "document_diff",
-            "prechange_data",
-            "postchange_data",
-        ]
-        read_only_fields = fields
-
-    @extend_schema_field(OpenApiTypes.OBJECT)
-    def get_diff(self, change: PolicyChange) -> dict[str, Any]:
-        return change.diff()
-
-    def get_document_diff(self, change: PolicyChange) -> str:
-        trees = [change.prechange_data, change.postchange_data]
-        if not any(isinstance(t, dict) and "profiles" in t for t in trees):
-            return ""
-        texts = [_document_text(t) for t in trees]
-        return "".join(
-            difflib.unified_diff(
-                texts[0].splitlines(keepends=True),
-                texts[1].splitlines(keepends=True),
-                fromfile=f"before v{change.object_version - 1}" if texts[0] else "/dev/null",
-                tofile=f"after v{change.object_version}" if texts[1] else "/dev/null",
-            )
-        )
-
-
-def _document_text(tree: Any) -> str:
-    if not isinstance(tree, dict):
-        return ""
-    return yaml.safe_dump(build_document(tree).document, sort_keys=False)
-
-
-class AuthorizationFailureSerializer(ModelSerializer[AuthorizationFailure]):
-    class Meta:
-        model = AuthorizationFailure
-        fields = [
-            "id",
-            "time",
-            "user_name",
-            "source",
-            "token_name",
-            "remote_addr",
-            "request_id",
-            "method",
-            "path",
-            "status_code",
-            "reason",
-        ]
-        read_only_fields = fields
 
 
 class PolicyRefSerializer(serializers.Serializer[Any]):

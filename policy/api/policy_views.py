@@ -30,19 +30,16 @@ from rest_framework.response import Response
 
 from policy.accounts import changes
 from policy.accounts.changes import ChangeContext
-from policy.accounts.filters import AuthorizationFailureFilterSet, PolicyChangeFilterSet
-from policy.accounts.models import AuthorizationFailure, PolicyChange
 from policy.accounts.rate_limits import EvaluateThrottle
-from policy.accounts.roles import CanEditPolicy, CanPushPolicy, IsViewer
+from policy.accounts.roles import CanEditPolicy
 from policy.api import concurrency
+from policy.api.accounts.serializers import PolicyChangeSerializer
 from policy.api.errors import PolicyValidationError
 from policy.api.policy_serializers import (
-    AuthorizationFailureSerializer,
     CollectPolicySerializer,
     ImportSerializer,
     LoadAwareArgsSerializer,
     NodeThresholdPolicySerializer,
-    PolicyChangeSerializer,
     PolicyPreviewSerializer,
     RevertSerializer,
     SchedulerConfigurationSerializer,
@@ -524,28 +521,3 @@ class CollectPolicyViewSet(PolicyViewSet[NodeMetricCollectPolicy]):
     ordering_fields = ["id", "name", "priority", "updated"]
     ordering = ["cluster", "-is_default", "-priority", "id"]
     service = policies.CollectPolicyService()
-
-
-# -- audit --------------------------------------------------------------------------------------
-
-
-class PolicyChangeViewSet(viewsets.ReadOnlyModelViewSet[PolicyChange]):
-    """Every recorded policy change, newest first."""
-
-    queryset = PolicyChange.objects.select_related("content_type")
-    serializer_class = PolicyChangeSerializer
-    filterset_class = PolicyChangeFilterSet
-    permission_classes = [IsViewer]
-    ordering_fields = ["id", "time"]
-    ordering = ["-time", "-id"]
-
-
-class AuthorizationFailureViewSet(viewsets.ReadOnlyModelViewSet[AuthorizationFailure]):
-    """Requests refused for lack of rights (operators only)."""
-
-    queryset = AuthorizationFailure.objects.all()
-    serializer_class = AuthorizationFailureSerializer
-    filterset_class = AuthorizationFailureFilterSet
-    permission_classes = [CanPushPolicy]
-    ordering_fields = ["id", "time"]
-    ordering = ["-time", "-id"]

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from django.utils import timezone
 from rest_framework import serializers
 
-from policy.accounts.models import ApiToken
 from policy.api.strict import ModelSerializer, StrictCharField
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.core.choices import CONNECTABLE_KINDS
@@ -90,44 +87,6 @@ class ClusterSerializer(serializers.HyperlinkedModelSerializer[Cluster]):
         snapshots = getattr(cluster, "snapshot_list", None)
         latest = snapshots[0] if snapshots else cluster.latest_snapshot()
         return SnapshotCountsSerializer(latest).data if latest else None
-
-
-class ApiTokenSerializer(ModelSerializer[ApiToken]):
-    class Meta:
-        model = ApiToken
-        fields = ["id", "name", "key_prefix", "write_enabled", "expires", "created", "last_used"]
-        read_only_fields = ["key_prefix", "created", "last_used"]
-
-    def validate_name(self, name: str) -> str:
-        owner = self.context["request"].user
-        if ApiToken.objects.filter(owner=owner, name=name).exists():
-            raise serializers.ValidationError(f"You already have a token named {name!r}.")
-        return name
-
-    def validate_expires(self, expires: datetime | None) -> datetime | None:
-        if expires is not None and expires <= timezone.now():
-            raise serializers.ValidationError("Must be in the future.")
-        return expires
-
-
-class ApiTokenCreatedSerializer(ApiTokenSerializer):
-    """The creation response: the only time the key is shown."""
-
-    key = serializers.SerializerMethodField(help_text="Shown once; store it now.")
-
-    class Meta(ApiTokenSerializer.Meta):
-        fields = [*ApiTokenSerializer.Meta.fields, "key"]
-
-    def get_key(self, token: ApiToken) -> str:
-        return str(self.context["key"])
-
-
-class MeSerializer(serializers.Serializer[Any]):
-    username = StrictCharField()
-    roles = serializers.ListField(child=StrictCharField())
-    is_superuser = serializers.BooleanField()
-    authentication = serializers.ChoiceField(choices=["session", "token"])
-    token = ApiTokenSerializer(allow_null=True)
 
 
 class ConnectClusterSerializer(serializers.Serializer[Any]):

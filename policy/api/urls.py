@@ -3,12 +3,13 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework.routers import DefaultRouter
 
 from policy.api import decisions, descheduling, policy_views, sync, views, whatif
+from policy.api.accounts import views as accounts
 
 app_name = "api"
 
 router = DefaultRouter()
 router.register("clusters", views.ClusterViewSet)
-router.register("tokens", views.ApiTokenViewSet, basename="apitoken")
+router.register("tokens", accounts.ApiTokenViewSet, basename="apitoken")
 router.register("decisions", decisions.DecisionViewSet)
 router.register("scheduler-configurations", policy_views.SchedulerConfigurationViewSet)
 router.register("descheduler-configurations", descheduling.DeschedulerConfigurationViewSet)
@@ -16,13 +17,13 @@ router.register("profiles", policy_views.SchedulerProfileViewSet)
 router.register("loadaware-args", policy_views.LoadAwareArgsViewSet)
 router.register("node-threshold-policies", policy_views.NodeThresholdPolicyViewSet)
 router.register("collect-policies", policy_views.CollectPolicyViewSet)
-router.register("policy-changes", policy_views.PolicyChangeViewSet)
-router.register("authorization-failures", policy_views.AuthorizationFailureViewSet)
+router.register("policy-changes", accounts.PolicyChangeViewSet)
+router.register("authorization-failures", accounts.AuthorizationFailureViewSet)
 router.register("sync-jobs", sync.SyncJobViewSet)
 router.register("what-if", whatif.WhatIfViewSet)
 
 urlpatterns = [
-    path("v1/me/", views.MeView.as_view(), name="me"),
+    path("v1/me/", accounts.MeView.as_view(), name="me"),
     path(
         "v1/clusters/<int:pk>/evaluate/",
         decisions.EvaluateView.as_view(),
