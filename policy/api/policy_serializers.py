@@ -425,12 +425,6 @@ class CollectPolicySerializer(
 # -- actions ------------------------------------------------------------------------------------
 
 
-class RevertSerializer(serializers.Serializer[Any]):
-    version = serializers.IntegerField(
-        min_value=1, max_value=INT32_MAX, help_text="The version to go back to (see history)."
-    )
-
-
 class ImportSerializer(StrictMixin, serializers.Serializer[Any]):
     cluster = serializers.PrimaryKeyRelatedField(queryset=Cluster.objects.all())
     document = StrictCharField(

@@ -16,9 +16,8 @@ from rest_framework.response import Response
 
 from policy.accounts.rate_limits import EvaluateThrottle
 from policy.accounts.roles import CanConfigureCluster, IsViewer
-from policy.api import policy_views
+from policy.api import viewsets
 from policy.api.policy_serializers import ColocationRenderSerializer, NodeThresholdRenderSerializer
-from policy.api.policy_views import AT_PARAMETER
 from policy.api.serializers import (
     ClusterSerializer,
     ConnectClusterSerializer,
@@ -52,7 +51,7 @@ class ConnectedClusterSerializer(ClusterSerializer):
         "the connection fields.",
     ),
     node_thresholds=extend_schema(
-        parameters=[AT_PARAMETER],
+        parameters=[viewsets.AT_PARAMETER],
         responses=NodeThresholdRenderSerializer,
         description="Per node of the newest snapshot: the scheduling.koordinator.sh/usage-"
         "thresholds annotation value the node threshold policies give it, and which policy won.",
@@ -65,8 +64,8 @@ class ConnectedClusterSerializer(ClusterSerializer):
 )
 class ClusterViewSet(
     mixins.ListModelMixin,
-    policy_views.UpdateMixin[Cluster],
-    policy_views.HistoryMixin[Cluster],
+    viewsets.UpdateMixin[Cluster],
+    viewsets.HistoryMixin[Cluster],
 ):
     """Clusters with their newest snapshot's counts; operators set where and when policies
     are pushed (PUT/PATCH with If-Match)."""
@@ -126,7 +125,7 @@ class ClusterViewSet(
     )
     def node_thresholds(self, request: Request, pk: str | None = None) -> Response:
         cluster = self.get_object()
-        at = policy_views.parse_at(request)
+        at = viewsets.parse_at(request)
         try:
             stored, local, rows = thresholds_in_force(cluster, at)
         except rendering.NoSnapshot as exc:
