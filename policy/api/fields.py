@@ -13,3 +13,8 @@ class RevertSerializer(serializers.Serializer[Any]):
     version = serializers.IntegerField(
         min_value=1, max_value=INT32_MAX, help_text="The version to go back to (see history)."
     )
+
+
+class SnapshotRefSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    taken_at = serializers.DateTimeField()

@@ -17,6 +17,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from policy.api.fields import SnapshotRefSerializer
 from policy.api.strict import ModelSerializer, StrictCharField
 from policy.clusters.models import Cluster
 from policy.core.validators import (
@@ -443,48 +444,6 @@ class ImportSerializer(StrictMixin, serializers.Serializer[Any]):
     )
 
 
-class PolicyRefSerializer(serializers.Serializer[Any]):
-    id = serializers.IntegerField()
-    name = StrictCharField()
-    priority = serializers.IntegerField()
-
-
-class NodeThresholdRowSerializer(serializers.Serializer[Any]):
-    node = StrictCharField()
-    value = StrictCharField(
-        allow_null=True, help_text="The annotation value; null: no policy applies (absent)."
-    )
-    policy = PolicyRefSerializer(allow_null=True, help_text="The winning policy.")
-    matching = serializers.ListField(
-        child=StrictCharField(), help_text="Every enabled policy targeting the node."
-    )
-    current = StrictCharField(
-        allow_null=True,
-        help_text="The annotation the node carries in the snapshot; null: the args govern.",
-    )
-    owned = serializers.BooleanField(help_text="schedboard wrote `current`.")
-    governed_by = StrictCharField(help_text="Who decides the node's thresholds now.")
-    push = serializers.ChoiceField(
-        choices=["keep", "write", "remove", "leave"],
-        help_text="What a push does: keep (already so), write `value`, remove schedboard's "
-        "own, or leave someone else's annotation alone (`value` then does not apply).",
-    )
-    reason = StrictCharField(help_text="Why, in a sentence.")
-
-
-class SnapshotRefSerializer(serializers.Serializer[Any]):
-    id = serializers.IntegerField()
-    taken_at = serializers.DateTimeField()
-
-
-class NodeThresholdRenderSerializer(serializers.Serializer[Any]):
-    cluster = serializers.IntegerField()
-    snapshot = SnapshotRefSerializer()
-    at = serializers.DateTimeField(help_text="The time evaluated, in the cluster's time zone.")
-    annotation = StrictCharField()
-    nodes = NodeThresholdRowSerializer(many=True)
-
-
 class PolicyPreviewSerializer(serializers.Serializer[Any]):
     policy = serializers.IntegerField()
     snapshot = SnapshotRefSerializer()
@@ -492,12 +451,3 @@ class PolicyPreviewSerializer(serializers.Serializer[Any]):
     active = serializers.BooleanField(help_text="Whether its time window contains `at`.")
     count = serializers.IntegerField()
     nodes = serializers.ListField(child=StrictCharField())
-
-
-class ColocationRenderSerializer(serializers.Serializer[Any]):
-    namespace = StrictCharField()
-    name = StrictCharField()
-    key = StrictCharField()
-    content = serializers.JSONField(help_text="The colocation-config fields schedboard manages.")
-    text = StrictCharField(help_text="The same, as the JSON text of the ConfigMap key.")
-    notes = serializers.ListField(child=StrictCharField())

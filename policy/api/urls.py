@@ -2,13 +2,14 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from policy.api import decisions, descheduling, policy_views, sync, views, whatif
+from policy.api import decisions, descheduling, policy_views, sync, whatif
 from policy.api.accounts import views as accounts
+from policy.api.clusters import views as clusters
 
 app_name = "api"
 
 router = DefaultRouter()
-router.register("clusters", views.ClusterViewSet)
+router.register("clusters", clusters.ClusterViewSet)
 router.register("tokens", accounts.ApiTokenViewSet, basename="apitoken")
 router.register("decisions", decisions.DecisionViewSet)
 router.register("scheduler-configurations", policy_views.SchedulerConfigurationViewSet)

@@ -1,4 +1,5 @@
-"""API serializers: validation and representation only; changes go through services."""
+"""Serializers of the clusters API: validation and representation only; changes go through
+services."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from policy.api.fields import SnapshotRefSerializer
 from policy.api.strict import ModelSerializer, StrictCharField
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.core.choices import CONNECTABLE_KINDS
@@ -143,3 +145,56 @@ class ConnectionReportSerializer(serializers.Serializer[Any]):
     missing_permissions = serializers.ListField(
         child=StrictCharField(), help_text="What schedboard may not do there yet."
     )
+
+
+class ConnectedClusterSerializer(ClusterSerializer):
+    connection = ConnectionReportSerializer(read_only=True)
+
+    class Meta(ClusterSerializer.Meta):
+        fields = [*ClusterSerializer.Meta.fields, "connection"]
+
+
+class PolicyRefSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    name = StrictCharField()
+    priority = serializers.IntegerField()
+
+
+class NodeThresholdRowSerializer(serializers.Serializer[Any]):
+    node = StrictCharField()
+    value = StrictCharField(
+        allow_null=True, help_text="The annotation value; null: no policy applies (absent)."
+    )
+    policy = PolicyRefSerializer(allow_null=True, help_text="The winning policy.")
+    matching = serializers.ListField(
+        child=StrictCharField(), help_text="Every enabled policy targeting the node."
+    )
+    current = StrictCharField(
+        allow_null=True,
+        help_text="The annotation the node carries in the snapshot; null: the args govern.",
+    )
+    owned = serializers.BooleanField(help_text="schedboard wrote `current`.")
+    governed_by = StrictCharField(help_text="Who decides the node's thresholds now.")
+    push = serializers.ChoiceField(
+        choices=["keep", "write", "remove", "leave"],
+        help_text="What a push does: keep (already so), write `value`, remove schedboard's "
+        "own, or leave someone else's annotation alone (`value` then does not apply).",
+    )
+    reason = StrictCharField(help_text="Why, in a sentence.")
+
+
+class NodeThresholdRenderSerializer(serializers.Serializer[Any]):
+    cluster = serializers.IntegerField()
+    snapshot = SnapshotRefSerializer()
+    at = serializers.DateTimeField(help_text="The time evaluated, in the cluster's time zone.")
+    annotation = StrictCharField()
+    nodes = NodeThresholdRowSerializer(many=True)
+
+
+class ColocationRenderSerializer(serializers.Serializer[Any]):
+    namespace = StrictCharField()
+    name = StrictCharField()
+    key = StrictCharField()
+    content = serializers.JSONField(help_text="The colocation-config fields schedboard manages.")
+    text = StrictCharField(help_text="The same, as the JSON text of the ConfigMap key.")
+    notes = serializers.ListField(child=StrictCharField())

@@ -1,4 +1,4 @@
-"""API views: declarative viewsets; writes call services."""
+"""Views of the clusters API: connect and configure clusters, and what their policies render to."""
 
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ from rest_framework.response import Response
 from policy.accounts.rate_limits import EvaluateThrottle
 from policy.accounts.roles import CanConfigureCluster, IsViewer
 from policy.api import viewsets
-from policy.api.policy_serializers import ColocationRenderSerializer, NodeThresholdRenderSerializer
-from policy.api.serializers import (
+from policy.api.clusters.serializers import (
     ClusterSerializer,
+    ColocationRenderSerializer,
     ConnectClusterSerializer,
-    ConnectionReportSerializer,
+    ConnectedClusterSerializer,
+    NodeThresholdRenderSerializer,
 )
 from policy.clusters.filters import ClusterFilterSet
 from policy.clusters.gateway.errors import GatewayError
@@ -32,13 +33,6 @@ from policy.sync.connect import Connected, add_cluster
 from policy.sync.thresholds_in_force import thresholds_in_force
 from policy.web import sweep
 from scoring import ANNOTATION_USAGE_THRESHOLDS
-
-
-class ConnectedClusterSerializer(ClusterSerializer):
-    connection = ConnectionReportSerializer(read_only=True)
-
-    class Meta(ClusterSerializer.Meta):
-        fields = [*ClusterSerializer.Meta.fields, "connection"]
 
 
 @extend_schema_view(
