@@ -2,9 +2,10 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from policy.api import decisions, descheduling, policy_views, sync, whatif
+from policy.api import decisions, descheduling, sync, whatif
 from policy.api.accounts import views as accounts
 from policy.api.clusters import views as clusters
+from policy.api.policies import views as policies
 
 app_name = "api"
 
@@ -12,12 +13,12 @@ router = DefaultRouter()
 router.register("clusters", clusters.ClusterViewSet)
 router.register("tokens", accounts.ApiTokenViewSet, basename="apitoken")
 router.register("decisions", decisions.DecisionViewSet)
-router.register("scheduler-configurations", policy_views.SchedulerConfigurationViewSet)
-router.register("descheduler-configurations", descheduling.DeschedulerConfigurationViewSet)
-router.register("profiles", policy_views.SchedulerProfileViewSet)
-router.register("loadaware-args", policy_views.LoadAwareArgsViewSet)
-router.register("node-threshold-policies", policy_views.NodeThresholdPolicyViewSet)
-router.register("collect-policies", policy_views.CollectPolicyViewSet)
+router.register("scheduler-configurations", policies.SchedulerConfigurationViewSet)
+router.register("descheduler-configurations", policies.DeschedulerConfigurationViewSet)
+router.register("profiles", policies.SchedulerProfileViewSet)
+router.register("loadaware-args", policies.LoadAwareArgsViewSet)
+router.register("node-threshold-policies", policies.NodeThresholdPolicyViewSet)
+router.register("collect-policies", policies.CollectPolicyViewSet)
 router.register("policy-changes", accounts.PolicyChangeViewSet)
 router.register("authorization-failures", accounts.AuthorizationFailureViewSet)
 router.register("sync-jobs", sync.SyncJobViewSet)

@@ -1,11 +1,11 @@
-"""Policy endpoints: declarative viewsets over one base that does ETags, services and history
-(:mod:`policy.api.viewsets`)."""
+"""Views of the policies API: scheduler and descheduler configurations, and the node policies."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from django.contrib.contenttypes.models import ContentType
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -14,19 +14,26 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_view,
 )
-from rest_framework import exceptions, mixins, renderers, status
+from rest_framework import exceptions, mixins, renderers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from policy.accounts.changes import ChangeContext
+from policy.accounts.models import PolicyChange
 from policy.accounts.rate_limits import EvaluateThrottle
-from policy.accounts.roles import CanEditPolicy
+from policy.accounts.roles import CanEditPolicy, IsViewer
 from policy.api import concurrency
 from policy.api.errors import PolicyValidationError
-from policy.api.policy_serializers import (
+from policy.api.policies.serializers import (
     CollectPolicySerializer,
+    DeschedulerConfigurationSerializer,
+    DeschedulerImportSerializer,
+    DeschedulerRenderSerializer,
     ImportSerializer,
     LoadAwareArgsSerializer,
+    LowNodeLoadArgsSerializer,
     NodeThresholdPolicySerializer,
     PolicyPreviewSerializer,
     SchedulerConfigurationSerializer,
@@ -42,11 +49,13 @@ from policy.api.viewsets import (
     UpdateMixin,
     parse_at,
 )
+from policy.decisions import descheduling
 from policy.decisions import impact as decision_impact
-from policy.policies import rendering
+from policy.policies import descheduler, rendering
 from policy.policies import services as policies
 from policy.policies.filters import (
     CollectPolicyFilterSet,
+    DeschedulerConfigurationFilterSet,
     LoadAwareArgsFilterSet,
     NodeThresholdPolicyFilterSet,
     SchedulerConfigurationFilterSet,
@@ -54,12 +63,14 @@ from policy.policies.filters import (
 )
 from policy.policies.located import located_body
 from policy.policies.models import (
+    DeschedulerConfiguration,
     LoadAwareSchedulingArgs,
     NodeMetricCollectPolicy,
     NodeThresholdPolicy,
     SchedulerConfiguration,
     SchedulerProfile,
 )
+from scoring import TYPE_INVALID
 
 
 class YAMLRenderer(renderers.BaseRenderer):
@@ -370,3 +381,167 @@ class CollectPolicyViewSet(PolicyViewSet[NodeMetricCollectPolicy]):
     ordering_fields = ["id", "name", "priority", "updated"]
     ordering = ["cluster", "-is_default", "-priority", "id"]
     service = policies.CollectPolicyService()
+
+
+# -- descheduler configurations -----------------------------------------------------------------
+
+
+def _args_body(row: DeschedulerConfiguration) -> dict[str, Any]:
+    return {
+        "configuration": row.pk,
+        "version": row.version,
+        "edited": row.edited,
+        "args": descheduler.lownodeload_args(row),
+    }
+
+
+class DeschedulerEditMixin(viewsets.GenericViewSet[DeschedulerConfiguration]):
+    """``lownodeload-args/``: LowNodeLoad's args as written; PATCH (editors, If-Match) merges
+    a JSON merge patch into them, validated as koord-descheduler loads the document; only the
+    patched leaves change, and the next push writes the document. ``history/``."""
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=LowNodeLoadArgsSerializer)
+    @action(
+        detail=True,
+        methods=["get", "patch"],
+        url_path="lownodeload-args",
+        url_name="lownodeload-args",
+        permission_classes=[CanEditPolicy],
+    )
+    def lownodeload_args(self, request: Request, pk: str | None = None) -> Response:
+        row = self.get_object()
+        if request.method == "PATCH":
+            if not isinstance(request.data, dict):
+                raise PolicyValidationError(
+                    {"errors": [{"field": "", "type": TYPE_INVALID,
+                                 "detail": "expected a JSON object of LowNodeLoadArgs fields"}]}
+                )  # fmt: skip
+            expected = concurrency.expected_version(request, row.version)
+            try:
+                row = descheduler.edit_lownodeload_args(
+                    row.pk, request.data, expected, ChangeContext.from_request(request)
+                )
+            except descheduler.StaleVersion as exc:
+                raise concurrency.stale(exc.current) from None
+            except descheduler.EditInvalid as exc:
+                raise PolicyValidationError({"errors": [e.to_dict() for e in exc.errors]}) from None
+        body = LowNodeLoadArgsSerializer(_args_body(row)).data
+        return Response(body, headers={"ETag": concurrency.etag(row.version)})
+
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        responses=OpenApiResponse(
+            description="The nodes above high before and after, and the coherence findings "
+            "the edit resolves or creates; nothing is saved."
+        ),
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="lownodeload-args/preview",
+        url_name="lownodeload-args-preview",
+        permission_classes=[IsViewer],
+    )
+    def preview(self, request: Request, pk: str | None = None) -> Response:
+        """The impact of a LowNodeLoad args merge patch on the newest snapshot."""
+        row = self.get_object()
+        if not isinstance(request.data, dict):
+            raise PolicyValidationError(
+                {"errors": [{"field": "", "type": TYPE_INVALID,
+                             "detail": "expected a JSON object of LowNodeLoadArgs fields"}]}
+            )  # fmt: skip
+        try:
+            return Response(descheduling.preview_edit(row.cluster, row, request.data))
+        except descheduler.EditInvalid as exc:
+            raise PolicyValidationError({"errors": [e.to_dict() for e in exc.errors]}) from None
+        except descheduling.NoSnapshot as exc:
+            raise NotFound(str(exc)) from None
+
+    @extend_schema(
+        request=DeschedulerImportSerializer,
+        responses=DeschedulerConfigurationSerializer,
+        description="Store a DeschedulerConfiguration (YAML or JSON text, kept as written) as "
+        "the cluster's; the next push writes it. Replacing one needs If-Match.",
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="import",
+        url_name="import",
+        permission_classes=[CanEditPolicy],
+    )
+    def import_document(self, request: Request) -> Response:
+        serializer = DeschedulerImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        cluster = serializer.validated_data["cluster"]
+        current = DeschedulerConfiguration.objects.filter(cluster=cluster).first()
+        expected = (
+            None if current is None else concurrency.expected_version(request, current.version)
+        )
+        try:
+            row = descheduler.import_document(
+                cluster,
+                serializer.validated_data["document"],
+                expected,
+                ChangeContext.from_request(request),
+            )
+        except descheduler.StaleVersion as exc:
+            raise concurrency.stale(exc.current) from None
+        except descheduler.EditInvalid as exc:
+            raise PolicyValidationError({"errors": [e.to_dict() for e in exc.errors]}) from None
+        body = DeschedulerConfigurationSerializer(row, context={"request": request}).data
+        status_code = 201 if current is None else 200
+        return Response(body, status=status_code, headers={"ETag": concurrency.etag(row.version)})
+
+    @action(detail=True, methods=["get"], url_path="history", url_name="history")
+    def history(self, request: Request, pk: str | None = None) -> Response:
+        """Every recorded change of this document, newest first, with the text before and after."""
+        row = self.get_object()
+        changes = PolicyChange.objects.filter(
+            content_type=ContentType.objects.get_for_model(DeschedulerConfiguration),
+            object_id=row.pk,
+        ).order_by("-time", "-id")
+        return Response(
+            [
+                {
+                    "id": c.pk,
+                    "time": c.time,
+                    "action": c.action,
+                    "source": c.source,
+                    "user": c.user_name,
+                    "version": c.object_version,
+                    "message": c.message,
+                    "before": c.prechange_data,
+                    "after": c.postchange_data,
+                }
+                for c in changes
+            ]
+        )
+
+
+class DeschedulerConfigurationViewSet(
+    DeschedulerEditMixin, viewsets.ReadOnlyModelViewSet[DeschedulerConfiguration]
+):
+    """koord-descheduler's configuration of each cluster, read from its ConfigMap on refresh
+    and kept as written."""
+
+    queryset = DeschedulerConfiguration.objects.select_related("cluster")
+    serializer_class = DeschedulerConfigurationSerializer
+    filterset_class = DeschedulerConfigurationFilterSet
+    permission_classes = [IsViewer]
+    ordering_fields = ["id", "updated"]
+    ordering = ["cluster__name"]
+
+    @extend_schema(responses=DeschedulerRenderSerializer)
+    @action(detail=True, methods=["get"], url_path="render", url_name="render")
+    def render(self, request: Request, pk: str | None = None) -> Response:
+        """What the ConfigMap key holds: the stored text, unchanged."""
+        row = self.get_object()
+        cluster = row.cluster
+        body = {
+            "namespace": cluster.descheduler_config_namespace,
+            "name": cluster.descheduler_config_name,
+            "key": cluster.descheduler_config_key,
+            "text": row.source,
+        }
+        return Response(DeschedulerRenderSerializer(body).data)

@@ -26,7 +26,9 @@ from policy.core.validators import (
     resource_map_validator,
     validate_json_value,
 )
+from policy.policies import descheduler
 from policy.policies.models import (
+    DeschedulerConfiguration,
     LoadAwareSchedulingArgs,
     NodeMetricCollectPolicy,
     NodeThresholdPolicy,
@@ -34,7 +36,7 @@ from policy.policies.models import (
     SchedulerProfile,
 )
 from policy.policies.rendering import annotation_value, threshold_warnings
-from scoring import AGGREGATION_TYPES, INT32_MAX, INT32_MIN, PLUGINS_FIELD_ORDER
+from scoring import AGGREGATION_TYPES, INT32_MAX, INT32_MIN, PLUGINS_FIELD_ORDER, LowNodeLoadArgs
 from scoring import default_loadaware_args as default_args
 
 
@@ -451,3 +453,118 @@ class PolicyPreviewSerializer(serializers.Serializer[Any]):
     active = serializers.BooleanField(help_text="Whether its time window contains `at`.")
     count = serializers.IntegerField()
     nodes = serializers.ListField(child=StrictCharField())
+
+
+# -- descheduler configurations -----------------------------------------------------------------
+
+
+def _args_summary(args: LowNodeLoadArgs | None) -> dict[str, Any] | None:
+    """LowNodeLoad's args as koord-descheduler runs them (defaulted, pools converted)."""
+    if args is None:
+        return None
+    return {
+        "paused": args.paused,
+        "dry_run": args.dry_run,
+        "number_of_nodes": args.number_of_nodes,
+        "node_metric_expiration_seconds": args.node_metric_expiration_seconds,
+        "node_fit": args.node_fit,
+        "evictable_namespaces": {
+            "include": list(args.evictable_include),
+            "exclude": list(args.evictable_exclude),
+        },
+        "node_pools": [
+            {
+                "name": pool.name,
+                "node_selector": pool.node_selector,
+                "use_deviation_thresholds": pool.use_deviation_thresholds,
+                "low_thresholds": pool.low,
+                "high_thresholds": pool.high,
+                "prod_low_thresholds": pool.prod_low,
+                "prod_high_thresholds": pool.prod_high,
+                "resource_weights": dict(pool.resource_weights),
+                "anomaly_condition": {
+                    "timeout_seconds": pool.anomaly.timeout / 10**9,
+                    "consecutive_abnormalities": pool.anomaly.consecutive_abnormalities,
+                    "consecutive_normalities": pool.anomaly.consecutive_normalities,
+                },
+            }
+            for pool in args.node_pools
+        ],
+    }
+
+
+class DeschedulerConfigurationSerializer(ModelSerializer[DeschedulerConfiguration]):
+    valid = serializers.SerializerMethodField()
+    validation_errors = serializers.SerializerMethodField(
+        help_text="Why koord-descheduler would refuse it: field, rule and detail."
+    )
+    lownodeload_enabled = serializers.SerializerMethodField()
+    lownodeload = serializers.SerializerMethodField(
+        help_text="LowNodeLoad's args as koord-descheduler runs them: defaulted, the top-level "
+        "thresholds as the first pool __default_node_pool__, pools inheriting what they omit."
+    )
+
+    class Meta:
+        model = DeschedulerConfiguration
+        fields = [
+            "id",
+            "cluster",
+            "configmap",
+            "source",
+            "read_at",
+            "version",
+            "created",
+            "updated",
+            "valid",
+            "validation_errors",
+            "lownodeload_enabled",
+            "lownodeload",
+        ]
+        read_only_fields = fields
+
+    def _parsed(self, obj: DeschedulerConfiguration) -> descheduler.ParsedDescheduler:
+        cache: dict[int, descheduler.ParsedDescheduler] = self.__dict__.setdefault(
+            "_parsed_rows", {}
+        )
+        if obj.pk not in cache:
+            cache[obj.pk] = descheduler.parse_descheduler(obj)
+        return cache[obj.pk]
+
+    def get_valid(self, obj: DeschedulerConfiguration) -> bool:
+        return self._parsed(obj).valid
+
+    def get_validation_errors(self, obj: DeschedulerConfiguration) -> list[dict[str, str]]:
+        parsed = self._parsed(obj)
+        errors = [e.to_dict() for e in parsed.errors]
+        if parsed.unreadable:
+            errors.append({"field": "", "type": "Unreadable", "detail": parsed.unreadable})
+        return errors
+
+    def get_lownodeload_enabled(self, obj: DeschedulerConfiguration) -> bool:
+        config = self._parsed(obj).config
+        return bool(config and config.lownodeload_enabled)
+
+    def get_lownodeload(self, obj: DeschedulerConfiguration) -> dict[str, Any] | None:
+        config = self._parsed(obj).config
+        return _args_summary(config.lownodeload if config else None)
+
+
+class DeschedulerRenderSerializer(serializers.Serializer[Any]):
+    namespace = serializers.CharField()
+    name = serializers.CharField()
+    key = serializers.CharField()
+    text = serializers.CharField(help_text="The ConfigMap key's text, exactly as stored.")
+
+
+class DeschedulerImportSerializer(serializers.Serializer[Any]):
+    cluster = serializers.PrimaryKeyRelatedField(queryset=Cluster.objects.all())
+    document = StrictCharField(
+        max_length=1_000_000, trim_whitespace=False, help_text="The document, YAML or JSON."
+    )
+
+
+class LowNodeLoadArgsSerializer(serializers.Serializer[Any]):
+    configuration = serializers.IntegerField()
+    version = serializers.IntegerField()
+    edited = serializers.BooleanField(help_text="Changed here and not pushed yet.")
+    args = serializers.JSONField(help_text="LowNodeLoad's args as written in the document.")
