@@ -2,10 +2,11 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from policy.api import decisions, descheduling, sync, whatif
+from policy.api import decisions, descheduling, whatif
 from policy.api.accounts import views as accounts
 from policy.api.clusters import views as clusters
 from policy.api.policies import views as policies
+from policy.api.sync import views as sync
 
 app_name = "api"
 
