@@ -2,9 +2,9 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from policy.api import decisions, descheduling, whatif
 from policy.api.accounts import views as accounts
 from policy.api.clusters import views as clusters
+from policy.api.decisions import views as decisions
 from policy.api.policies import views as policies
 from policy.api.sync import views as sync
 
@@ -23,7 +23,7 @@ router.register("collect-policies", policies.CollectPolicyViewSet)
 router.register("policy-changes", accounts.PolicyChangeViewSet)
 router.register("authorization-failures", accounts.AuthorizationFailureViewSet)
 router.register("sync-jobs", sync.SyncJobViewSet)
-router.register("what-if", whatif.WhatIfViewSet)
+router.register("what-if", decisions.WhatIfViewSet)
 
 urlpatterns = [
     path("v1/me/", accounts.MeView.as_view(), name="me"),
@@ -45,12 +45,12 @@ urlpatterns = [
     ),
     path(
         "v1/clusters/<int:pk>/lownodeload/",
-        descheduling.LowNodeLoadView.as_view(),
+        decisions.LowNodeLoadView.as_view(),
         name="cluster-lownodeload",
     ),
     path(
         "v1/clusters/<int:pk>/coherence/",
-        descheduling.CoherenceView.as_view(),
+        decisions.CoherenceView.as_view(),
         name="cluster-coherence",
     ),
     path("v1/clusters/<int:pk>/drift/", sync.ClusterDriftView.as_view(), name="cluster-drift"),
