@@ -1,5 +1,4 @@
-"""Filtering the decision history (one FilterSet for the API and the decisions page) and the
-what-if comparisons."""
+"""Filtering decisions (one FilterSet for the API and the decisions page) and what-if runs."""
 
 import django_filters
 

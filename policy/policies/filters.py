@@ -1,5 +1,4 @@
-"""Filtering the policy objects: scheduler and descheduler configurations, their parts, and
-the node threshold and collect policies."""
+"""Filtering the policy objects: configurations, profiles, LoadAware args, node policies."""
 
 import django_filters
 

@@ -1,5 +1,4 @@
-"""Serializers of the clusters API: validation and representation only; changes go through
-services."""
+"""Cluster serializers: validation and representation only; changes go through services."""
 
 from __future__ import annotations
 

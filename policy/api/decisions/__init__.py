@@ -1,2 +1,1 @@
-"""The decisions API: evaluating pods, the decision history, what-if comparisons and the
-descheduling reports."""
+"""The decisions API: evaluations, the decision history, what-if and descheduling reports."""
