@@ -2,27 +2,31 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from policy.api import decisions, descheduling, policy_views, sync, views, whatif
+from policy.api.accounts import views as accounts
+from policy.api.clusters import views as clusters
+from policy.api.decisions import views as decisions
+from policy.api.policies import views as policies
+from policy.api.sync import views as sync
 
 app_name = "api"
 
 router = DefaultRouter()
-router.register("clusters", views.ClusterViewSet)
-router.register("tokens", views.ApiTokenViewSet, basename="apitoken")
+router.register("clusters", clusters.ClusterViewSet)
+router.register("tokens", accounts.ApiTokenViewSet, basename="apitoken")
 router.register("decisions", decisions.DecisionViewSet)
-router.register("scheduler-configurations", policy_views.SchedulerConfigurationViewSet)
-router.register("descheduler-configurations", descheduling.DeschedulerConfigurationViewSet)
-router.register("profiles", policy_views.SchedulerProfileViewSet)
-router.register("loadaware-args", policy_views.LoadAwareArgsViewSet)
-router.register("node-threshold-policies", policy_views.NodeThresholdPolicyViewSet)
-router.register("collect-policies", policy_views.CollectPolicyViewSet)
-router.register("policy-changes", policy_views.PolicyChangeViewSet)
-router.register("authorization-failures", policy_views.AuthorizationFailureViewSet)
+router.register("scheduler-configurations", policies.SchedulerConfigurationViewSet)
+router.register("descheduler-configurations", policies.DeschedulerConfigurationViewSet)
+router.register("profiles", policies.SchedulerProfileViewSet)
+router.register("loadaware-args", policies.LoadAwareArgsViewSet)
+router.register("node-threshold-policies", policies.NodeThresholdPolicyViewSet)
+router.register("collect-policies", policies.CollectPolicyViewSet)
+router.register("policy-changes", accounts.PolicyChangeViewSet)
+router.register("authorization-failures", accounts.AuthorizationFailureViewSet)
 router.register("sync-jobs", sync.SyncJobViewSet)
-router.register("what-if", whatif.WhatIfViewSet)
+router.register("what-if", decisions.WhatIfViewSet)
 
 urlpatterns = [
-    path("v1/me/", views.MeView.as_view(), name="me"),
+    path("v1/me/", accounts.MeView.as_view(), name="me"),
     path(
         "v1/clusters/<int:pk>/evaluate/",
         decisions.EvaluateView.as_view(),
@@ -41,12 +45,12 @@ urlpatterns = [
     ),
     path(
         "v1/clusters/<int:pk>/lownodeload/",
-        descheduling.LowNodeLoadView.as_view(),
+        decisions.LowNodeLoadView.as_view(),
         name="cluster-lownodeload",
     ),
     path(
         "v1/clusters/<int:pk>/coherence/",
-        descheduling.CoherenceView.as_view(),
+        decisions.CoherenceView.as_view(),
         name="cluster-coherence",
     ),
     path("v1/clusters/<int:pk>/drift/", sync.ClusterDriftView.as_view(), name="cluster-drift"),

@@ -1,10 +1,10 @@
-"""Filtering the decision history: one FilterSet for the API and the decisions page."""
+"""Filtering decisions (one FilterSet for the API and the decisions page) and what-if runs."""
 
 import django_filters
 
-from policy.core.choices import Agreement, DecisionOutcome, DecisionSource
-from policy.core.filters import UtcDateTimeFilter
-from policy.decisions.models import PlacementDecision
+from policy.core.choices import Agreement, DecisionOutcome, DecisionSource, WhatIfStatus
+from policy.core.filters import IdFilter, UtcDateTimeFilter
+from policy.decisions.models import PlacementDecision, WhatIfRun
 
 
 class DecisionFilterSet(django_filters.FilterSet):
@@ -33,3 +33,12 @@ class DecisionFilterSet(django_filters.FilterSet):
             "source",
             "agreement",
         ]
+
+
+class WhatIfFilterSet(django_filters.FilterSet):
+    cluster = IdFilter()
+    status = django_filters.ChoiceFilter(choices=WhatIfStatus.choices)
+
+    class Meta:
+        model = WhatIfRun
+        fields = ["cluster", "status"]

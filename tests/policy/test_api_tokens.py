@@ -185,7 +185,7 @@ def test_tokens_need_authentication(api_client: Any) -> None:
 def test_a_name_taken_concurrently_is_a_400_not_a_500(
     api_client: Any, viewer: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from policy.api.serializers import ApiTokenSerializer
+    from policy.api.accounts.serializers import ApiTokenSerializer
 
     create_token(viewer, name="race")
     # The uniqueness check passed before the other request's token was committed.

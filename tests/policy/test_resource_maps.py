@@ -10,7 +10,7 @@ import yaml
 from django.core.exceptions import ValidationError
 from rest_framework.exceptions import ValidationError as ApiValidationError
 
-from policy.api.policy_serializers import ResourceMapField as ApiField
+from policy.api.policies.serializers import ResourceMapField as ApiField
 from policy.core.validators import resource_map_validator
 from policy.web.forms.policies import ResourceMapField as FormField
 

@@ -1,14 +1,12 @@
-"""API serializers: validation and representation only; changes go through services."""
+"""Cluster serializers: validation and representation only; changes go through services."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from django.utils import timezone
 from rest_framework import serializers
 
-from policy.accounts.models import ApiToken
+from policy.api.fields import SnapshotRefSerializer
 from policy.api.strict import ModelSerializer, StrictCharField
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.core.choices import CONNECTABLE_KINDS
@@ -92,44 +90,6 @@ class ClusterSerializer(serializers.HyperlinkedModelSerializer[Cluster]):
         return SnapshotCountsSerializer(latest).data if latest else None
 
 
-class ApiTokenSerializer(ModelSerializer[ApiToken]):
-    class Meta:
-        model = ApiToken
-        fields = ["id", "name", "key_prefix", "write_enabled", "expires", "created", "last_used"]
-        read_only_fields = ["key_prefix", "created", "last_used"]
-
-    def validate_name(self, name: str) -> str:
-        owner = self.context["request"].user
-        if ApiToken.objects.filter(owner=owner, name=name).exists():
-            raise serializers.ValidationError(f"You already have a token named {name!r}.")
-        return name
-
-    def validate_expires(self, expires: datetime | None) -> datetime | None:
-        if expires is not None and expires <= timezone.now():
-            raise serializers.ValidationError("Must be in the future.")
-        return expires
-
-
-class ApiTokenCreatedSerializer(ApiTokenSerializer):
-    """The creation response: the only time the key is shown."""
-
-    key = serializers.SerializerMethodField(help_text="Shown once; store it now.")
-
-    class Meta(ApiTokenSerializer.Meta):
-        fields = [*ApiTokenSerializer.Meta.fields, "key"]
-
-    def get_key(self, token: ApiToken) -> str:
-        return str(self.context["key"])
-
-
-class MeSerializer(serializers.Serializer[Any]):
-    username = StrictCharField()
-    roles = serializers.ListField(child=StrictCharField())
-    is_superuser = serializers.BooleanField()
-    authentication = serializers.ChoiceField(choices=["session", "token"])
-    token = ApiTokenSerializer(allow_null=True)
-
-
 class ConnectClusterSerializer(serializers.Serializer[Any]):
     """What ``POST /api/v1/clusters/`` needs to reach a cluster (superusers only: a kubeconfig
     path names a file on this server)."""
@@ -184,3 +144,56 @@ class ConnectionReportSerializer(serializers.Serializer[Any]):
     missing_permissions = serializers.ListField(
         child=StrictCharField(), help_text="What schedboard may not do there yet."
     )
+
+
+class ConnectedClusterSerializer(ClusterSerializer):
+    connection = ConnectionReportSerializer(read_only=True)
+
+    class Meta(ClusterSerializer.Meta):
+        fields = [*ClusterSerializer.Meta.fields, "connection"]
+
+
+class PolicyRefSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    name = StrictCharField()
+    priority = serializers.IntegerField()
+
+
+class NodeThresholdRowSerializer(serializers.Serializer[Any]):
+    node = StrictCharField()
+    value = StrictCharField(
+        allow_null=True, help_text="The annotation value; null: no policy applies (absent)."
+    )
+    policy = PolicyRefSerializer(allow_null=True, help_text="The winning policy.")
+    matching = serializers.ListField(
+        child=StrictCharField(), help_text="Every enabled policy targeting the node."
+    )
+    current = StrictCharField(
+        allow_null=True,
+        help_text="The annotation the node carries in the snapshot; null: the args govern.",
+    )
+    owned = serializers.BooleanField(help_text="schedboard wrote `current`.")
+    governed_by = StrictCharField(help_text="Who decides the node's thresholds now.")
+    push = serializers.ChoiceField(
+        choices=["keep", "write", "remove", "leave"],
+        help_text="What a push does: keep (already so), write `value`, remove schedboard's "
+        "own, or leave someone else's annotation alone (`value` then does not apply).",
+    )
+    reason = StrictCharField(help_text="Why, in a sentence.")
+
+
+class NodeThresholdRenderSerializer(serializers.Serializer[Any]):
+    cluster = serializers.IntegerField()
+    snapshot = SnapshotRefSerializer()
+    at = serializers.DateTimeField(help_text="The time evaluated, in the cluster's time zone.")
+    annotation = StrictCharField()
+    nodes = NodeThresholdRowSerializer(many=True)
+
+
+class ColocationRenderSerializer(serializers.Serializer[Any]):
+    namespace = StrictCharField()
+    name = StrictCharField()
+    key = StrictCharField()
+    content = serializers.JSONField(help_text="The colocation-config fields schedboard manages.")
+    text = StrictCharField(help_text="The same, as the JSON text of the ConfigMap key.")
+    notes = serializers.ListField(child=StrictCharField())

@@ -16,9 +16,6 @@ drift (viewers) and the sync job history (viewers).
 
 from __future__ import annotations
 
-from typing import Any
-
-import django_filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.generics import get_object_or_404
@@ -27,121 +24,23 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from policy.accounts.roles import CanPushPolicy, IsViewer, _RolePermission
-from policy.api.strict import ModelSerializer, StrictCharField
+from policy.api.sync.serializers import (
+    ConfirmationConflictSerializer,
+    DriftReportSerializer,
+    PushRequestSerializer,
+    SyncJobSerializer,
+)
 from policy.clusters.models import Cluster
 from policy.core.choices import Role
-from policy.core.filters import IdFilter, UtcDateTimeFilter
 from policy.sync import services as sync_services
-from policy.sync.models import SyncJob, SyncJobKind, SyncJobStatus, SyncJobTrigger
+from policy.sync.filters import SyncJobFilterSet
+from policy.sync.models import SyncJob, SyncJobStatus
 
 
 class CanRefresh(_RolePermission):
     """Editors and operators: a refresh reads the cluster (API load), it writes nothing."""
 
     read_role = write_role = Role.EDITOR
-
-
-class ChangeSerializer(serializers.Serializer[Any]):
-    kind = StrictCharField()
-    namespace = StrictCharField(allow_blank=True)
-    name = StrictCharField()
-    field = StrictCharField()
-    action = serializers.ChoiceField(choices=["add", "update", "remove"])
-    before = StrictCharField(allow_null=True)
-    after = StrictCharField(allow_null=True)
-    diff = StrictCharField(allow_blank=True)
-    attention = serializers.ListField(
-        child=StrictCharField(),
-        required=False,
-        default=list,
-        help_text="Why this change can break the scheduler (leaderElection, clientConnection, "
-        "a removed profile or plugin, a changed schedulerName); confirming a plan with any "
-        "needs acknowledge_attention.",
-    )
-    inFlight = serializers.BooleanField(  # the stored key
-        required=False,
-        default=False,
-        help_text="A running push's write not heard back from yet: it may or may not have "
-        "landed (a push that stopped meanwhile keeps it so until its retry finds out).",
-    )
-    landedUnheard = serializers.BooleanField(  # the stored key
-        required=False,
-        default=False,
-        help_text="Written by an attempt whose worker stopped before hearing back; the "
-        "retry found it in place.",
-    )
-
-
-class SyncJobSerializer(ModelSerializer[SyncJob]):
-    requested_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
-        slug_field="username",
-        read_only=True,
-        allow_null=True,  # null: the system asked
-    )
-    duration = serializers.FloatField(read_only=True, allow_null=True)
-    changes = ChangeSerializer(many=True, read_only=True)
-    notes = serializers.ListField(child=StrictCharField(), read_only=True)
-
-    class Meta:
-        model = SyncJob
-        fields = [
-            "id",
-            "cluster",
-            "kind",
-            "status",
-            "trigger",
-            "requested_by",
-            "created",
-            "started",
-            "finished",
-            "duration",
-            "attempts",
-            "error",
-            "changes",
-            "notes",
-            "snapshot",
-            "log",
-        ]
-        read_only_fields = fields
-
-
-class DriftSerializer(serializers.Serializer[Any]):
-    kind = StrictCharField()
-    namespace = StrictCharField(allow_blank=True)
-    name = StrictCharField()
-    field = StrictCharField()
-    expected = StrictCharField(allow_null=True, help_text="What schedboard last wrote.")
-    actual = StrictCharField(allow_null=True, help_text="What the cluster has.")
-    diff = StrictCharField()
-
-
-class SnapshotAgeSerializer(serializers.Serializer[Any]):
-    id = serializers.IntegerField()
-    taken_at = serializers.DateTimeField()
-    age_seconds = serializers.FloatField()
-
-
-class DriftReportSerializer(serializers.Serializer[Any]):
-    cluster = serializers.IntegerField()
-    drifted = serializers.BooleanField()
-    checked_at = serializers.DateTimeField(allow_null=True)
-    last_push = serializers.IntegerField(allow_null=True)
-    last_pushed_at = serializers.DateTimeField(allow_null=True)
-    snapshot = SnapshotAgeSerializer(allow_null=True)
-    drift = DriftSerializer(many=True)
-
-
-class SyncJobFilterSet(django_filters.FilterSet):
-    cluster = IdFilter()
-    kind = django_filters.ChoiceFilter(choices=SyncJobKind.choices)
-    status = django_filters.ChoiceFilter(choices=SyncJobStatus.choices)
-    trigger = django_filters.ChoiceFilter(choices=SyncJobTrigger.choices)
-    created_after = UtcDateTimeFilter(field_name="created", lookup_expr="gte")
-    created_before = UtcDateTimeFilter(field_name="created", lookup_expr="lt")
-
-    class Meta:
-        model = SyncJob
-        fields = ["cluster", "kind", "status", "trigger"]
 
 
 class SyncJobViewSet(viewsets.ReadOnlyModelViewSet[SyncJob]):
@@ -153,27 +52,6 @@ class SyncJobViewSet(viewsets.ReadOnlyModelViewSet[SyncJob]):
     ordering_fields = ["created", "finished", "id"]
     ordering = ["-created", "-id"]
     permission_classes = [IsViewer]
-
-
-class PushRequestSerializer(serializers.Serializer[Any]):
-    plan = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        help_text="The succeeded dry-run of this cluster that was reviewed: the cluster is "
-        "planned again and pushed only if the changes are still that plan's (else 409 with "
-        "the new plan), and the push writes nothing beyond them.",
-    )
-    acknowledge_attention = serializers.BooleanField(
-        required=False,
-        default=False,
-        help_text="Confirms a plan whose changes need attention (see each change's "
-        "attention): without it such a plan is not pushed (400).",
-    )
-
-
-class ConfirmationConflictSerializer(serializers.Serializer[Any]):
-    detail = StrictCharField()
-    plan = SyncJobSerializer(help_text="What a push would change now, for review.")
 
 
 STALE = "not pushed: the changes differ from the reviewed plan; review the new plan"

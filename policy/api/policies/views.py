@@ -1,21 +1,12 @@
-"""Policy endpoints: declarative viewsets over one base that does ETags, services and history.
-
-Each viewset names its queryset, serializer, filterset and service; :class:`PolicyViewSet`
-turns reads into responses with an ``ETag``, and writes into service calls that honour
-``If-Match`` (:mod:`policy.api.concurrency`), record the change and answer validation errors
-in the API's 400 shape (:mod:`policy.api.errors`). ``GET …/{id}/history`` lists an object's
-versions with diffs; ``POST …/{id}/revert`` restores one.
-"""
+"""Views of the policies API: scheduler and descheduler configurations, and the node policies."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import datetime
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
-from django.core.exceptions import ObjectDoesNotExist
+from django.contrib.contenttypes.models import ContentType
 from django.http import Http404
-from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -25,52 +16,61 @@ from drf_spectacular.utils import (
 )
 from rest_framework import exceptions, mixins, renderers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from policy.accounts import changes
 from policy.accounts.changes import ChangeContext
-from policy.accounts.models import AuthorizationFailure, PolicyChange
+from policy.accounts.models import PolicyChange
 from policy.accounts.rate_limits import EvaluateThrottle
-from policy.accounts.roles import CanEditPolicy, CanPushPolicy, IsViewer
+from policy.accounts.roles import CanEditPolicy, IsViewer
 from policy.api import concurrency
 from policy.api.errors import PolicyValidationError
-from policy.api.filtersets import (
-    AuthorizationFailureFilterSet,
-    CollectPolicyFilterSet,
-    LoadAwareArgsFilterSet,
-    NodeThresholdPolicyFilterSet,
-    PolicyChangeFilterSet,
-    SchedulerConfigurationFilterSet,
-    SchedulerProfileFilterSet,
-)
-from policy.api.policy_serializers import (
-    AuthorizationFailureSerializer,
+from policy.api.policies.serializers import (
     CollectPolicySerializer,
+    DeschedulerConfigurationSerializer,
+    DeschedulerImportSerializer,
+    DeschedulerRenderSerializer,
     ImportSerializer,
     LoadAwareArgsSerializer,
+    LowNodeLoadArgsSerializer,
     NodeThresholdPolicySerializer,
-    PolicyChangeSerializer,
     PolicyPreviewSerializer,
-    RevertSerializer,
     SchedulerConfigurationSerializer,
     SchedulerProfileSerializer,
 )
-from policy.core.models import VersionedModel
-from policy.core.params import in_range
+from policy.api.viewsets import (
+    AT_PARAMETER,
+    CreateMixin,
+    DestroyMixin,
+    HistoryMixin,
+    ServiceMixin,
+    T,
+    UpdateMixin,
+    parse_at,
+)
+from policy.decisions import descheduling
 from policy.decisions import impact as decision_impact
-from policy.policies import rendering
+from policy.policies import descheduler, rendering
 from policy.policies import services as policies
+from policy.policies.filters import (
+    CollectPolicyFilterSet,
+    DeschedulerConfigurationFilterSet,
+    LoadAwareArgsFilterSet,
+    NodeThresholdPolicyFilterSet,
+    SchedulerConfigurationFilterSet,
+    SchedulerProfileFilterSet,
+)
 from policy.policies.located import located_body
 from policy.policies.models import (
+    DeschedulerConfiguration,
     LoadAwareSchedulingArgs,
     NodeMetricCollectPolicy,
     NodeThresholdPolicy,
     SchedulerConfiguration,
     SchedulerProfile,
 )
-
-T = TypeVar("T", bound=VersionedModel)
+from scoring import TYPE_INVALID
 
 
 class YAMLRenderer(renderers.BaseRenderer):
@@ -89,151 +89,7 @@ class YAMLRenderer(renderers.BaseRenderer):
         return str(data).encode(self.charset) if data is not None else b""
 
 
-def parse_at(request: Request) -> datetime | None:
-    """``?at=`` (ISO 8601 with a UTC offset), or None for now."""
-    raw = request.query_params.get("at")
-    if raw is None:
-        return None
-    try:
-        value = parse_datetime(raw)
-    except ValueError:
-        value = None
-    if value is None or value.tzinfo is None or not in_range(value):
-        raise exceptions.ValidationError(
-            {"at": ["Must be an ISO 8601 date-time with a UTC offset, e.g. 2026-11-01T23:00Z."]}
-        )
-    return value
-
-
-AT_PARAMETER = OpenApiParameter(
-    "at",
-    OpenApiTypes.DATETIME,
-    OpenApiParameter.QUERY,
-    description="Evaluate time windows at this time (default: now).",
-)
-
 LIST_DOC = "{}: filter with the query parameters, order with ?ordering=, page with ?limit=&offset=."
-
-
-class ServiceMixin(viewsets.GenericViewSet[T]):
-    """Reads with an ``ETag``; writes through ``service`` (see the module docstring)."""
-
-    etag_concurrency = True
-    if_match_actions: ClassVar[tuple[str, ...]] = ("revert",)
-    etag_actions: ClassVar[tuple[str, ...]] = ("revert",)
-    service: ClassVar[policies.PolicyService[Any]]
-    validated_reads: ClassVar[tuple[str, ...]] = ()
-
-    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return self._respond(self.get_object())
-
-    def _context(self) -> ChangeContext:
-        return ChangeContext.from_request(self.request)
-
-    def _respond(self, obj: Any, code: int = status.HTTP_200_OK) -> Response:
-        assert isinstance(obj, VersionedModel)
-        data = self.get_serializer(obj).data
-        return Response(data, status=code, headers={"ETag": obj.etag})
-
-    def _call(self, object_id: int | None, data: Any, call: Callable[[], Any]) -> Any:
-        """Run a service call, turning its errors into API errors."""
-        try:
-            return call()
-        except policies.PolicyInvalid as exc:
-            changed = set(data) if hasattr(data, "keys") else set()
-            raise PolicyValidationError(
-                located_body(
-                    exc.errors,
-                    kind=self.service.kind,
-                    object_id=exc.subject_id or object_id,
-                    changed=changed,
-                )
-            ) from None
-        except policies.PreconditionFailed as exc:
-            raise concurrency.stale(exc.current_version) from None
-        except policies.VersionNotFound as exc:
-            raise exceptions.ValidationError({"version": [str(exc)]}) from None
-        except ObjectDoesNotExist:  # deleted by a concurrent request
-            raise exceptions.NotFound() from None
-
-
-class CreateMixin(ServiceMixin[T]):
-    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        serializer = self.get_serializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        obj = self._call(None, data, lambda: self.service.create(data, self._context()))
-        return self._respond(obj, status.HTTP_201_CREATED)
-
-
-class UpdateMixin(ServiceMixin[T]):
-    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        partial = kwargs.pop("partial", False)
-        instance = self.get_object()
-        expected = concurrency.expected_version(request, instance.version)
-        serializer = self.get_serializer(instance, data=request.data, partial=partial)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        obj = self._call(
-            instance.pk,
-            data,
-            lambda: self.service.update(
-                instance.pk, data, self._context(), expected_version=expected
-            ),
-        )
-        return self._respond(obj)
-
-    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return self.update(request, *args, partial=True, **kwargs)
-
-
-class DestroyMixin(ServiceMixin[T]):
-    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        instance = self.get_object()
-        expected = concurrency.expected_version(request, instance.version)
-        self._call(
-            instance.pk,
-            {},
-            lambda: self.service.delete(instance.pk, self._context(), expected_version=expected),
-        )
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-@extend_schema_view(
-    history=extend_schema(
-        responses=PolicyChangeSerializer(many=True),
-        description="The object's versions, newest first: who, when, from where, and the diff.",
-    ),
-    revert=extend_schema(
-        request=RevertSerializer,
-        description="Restore the object as it was at `version` (recorded as a new change; "
-        "needs If-Match).",
-    ),
-)
-class HistoryMixin(ServiceMixin[T]):
-    @action(detail=True, methods=["get"], filter_backends=[])
-    def history(self, request: Request, pk: str | None = None) -> Response:
-        obj = self.get_object()
-        changes_ = changes.history(obj).select_related("content_type")
-        page = self.paginate_queryset(changes_)
-        data = PolicyChangeSerializer(page if page is not None else changes_, many=True).data
-        return self.get_paginated_response(data) if page is not None else Response(data)
-
-    @action(detail=True, methods=["post"])
-    def revert(self, request: Request, pk: str | None = None) -> Response:
-        instance = self.get_object()
-        expected = concurrency.expected_version(request, instance.version)
-        serializer = RevertSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        version = serializer.validated_data["version"]
-        obj = self._call(
-            instance.pk,
-            {},
-            lambda: self.service.revert(
-                instance.pk, version, self._context(), expected_version=expected
-            ),
-        )
-        return self._respond(obj)
 
 
 class PolicyViewSet(
@@ -527,26 +383,165 @@ class CollectPolicyViewSet(PolicyViewSet[NodeMetricCollectPolicy]):
     service = policies.CollectPolicyService()
 
 
-# -- audit --------------------------------------------------------------------------------------
+# -- descheduler configurations -----------------------------------------------------------------
 
 
-class PolicyChangeViewSet(viewsets.ReadOnlyModelViewSet[PolicyChange]):
-    """Every recorded policy change, newest first."""
+def _args_body(row: DeschedulerConfiguration) -> dict[str, Any]:
+    return {
+        "configuration": row.pk,
+        "version": row.version,
+        "edited": row.edited,
+        "args": descheduler.lownodeload_args(row),
+    }
 
-    queryset = PolicyChange.objects.select_related("content_type")
-    serializer_class = PolicyChangeSerializer
-    filterset_class = PolicyChangeFilterSet
+
+class DeschedulerEditMixin(viewsets.GenericViewSet[DeschedulerConfiguration]):
+    """``lownodeload-args/``: LowNodeLoad's args as written; PATCH (editors, If-Match) merges
+    a JSON merge patch into them, validated as koord-descheduler loads the document; only the
+    patched leaves change, and the next push writes the document. ``history/``."""
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=LowNodeLoadArgsSerializer)
+    @action(
+        detail=True,
+        methods=["get", "patch"],
+        url_path="lownodeload-args",
+        url_name="lownodeload-args",
+        permission_classes=[CanEditPolicy],
+    )
+    def lownodeload_args(self, request: Request, pk: str | None = None) -> Response:
+        row = self.get_object()
+        if request.method == "PATCH":
+            if not isinstance(request.data, dict):
+                raise PolicyValidationError(
+                    {"errors": [{"field": "", "type": TYPE_INVALID,
+                                 "detail": "expected a JSON object of LowNodeLoadArgs fields"}]}
+                )  # fmt: skip
+            expected = concurrency.expected_version(request, row.version)
+            try:
+                row = descheduler.edit_lownodeload_args(
+                    row.pk, request.data, expected, ChangeContext.from_request(request)
+                )
+            except descheduler.StaleVersion as exc:
+                raise concurrency.stale(exc.current) from None
+            except descheduler.EditInvalid as exc:
+                raise PolicyValidationError({"errors": [e.to_dict() for e in exc.errors]}) from None
+        body = LowNodeLoadArgsSerializer(_args_body(row)).data
+        return Response(body, headers={"ETag": concurrency.etag(row.version)})
+
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        responses=OpenApiResponse(
+            description="The nodes above high before and after, and the coherence findings "
+            "the edit resolves or creates; nothing is saved."
+        ),
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="lownodeload-args/preview",
+        url_name="lownodeload-args-preview",
+        permission_classes=[IsViewer],
+    )
+    def preview(self, request: Request, pk: str | None = None) -> Response:
+        """The impact of a LowNodeLoad args merge patch on the newest snapshot."""
+        row = self.get_object()
+        if not isinstance(request.data, dict):
+            raise PolicyValidationError(
+                {"errors": [{"field": "", "type": TYPE_INVALID,
+                             "detail": "expected a JSON object of LowNodeLoadArgs fields"}]}
+            )  # fmt: skip
+        try:
+            return Response(descheduling.preview_edit(row.cluster, row, request.data))
+        except descheduler.EditInvalid as exc:
+            raise PolicyValidationError({"errors": [e.to_dict() for e in exc.errors]}) from None
+        except descheduling.NoSnapshot as exc:
+            raise NotFound(str(exc)) from None
+
+    @extend_schema(
+        request=DeschedulerImportSerializer,
+        responses=DeschedulerConfigurationSerializer,
+        description="Store a DeschedulerConfiguration (YAML or JSON text, kept as written) as "
+        "the cluster's; the next push writes it. Replacing one needs If-Match.",
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="import",
+        url_name="import",
+        permission_classes=[CanEditPolicy],
+    )
+    def import_document(self, request: Request) -> Response:
+        serializer = DeschedulerImportSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        cluster = serializer.validated_data["cluster"]
+        current = DeschedulerConfiguration.objects.filter(cluster=cluster).first()
+        expected = (
+            None if current is None else concurrency.expected_version(request, current.version)
+        )
+        try:
+            row = descheduler.import_document(
+                cluster,
+                serializer.validated_data["document"],
+                expected,
+                ChangeContext.from_request(request),
+            )
+        except descheduler.StaleVersion as exc:
+            raise concurrency.stale(exc.current) from None
+        except descheduler.EditInvalid as exc:
+            raise PolicyValidationError({"errors": [e.to_dict() for e in exc.errors]}) from None
+        body = DeschedulerConfigurationSerializer(row, context={"request": request}).data
+        status_code = 201 if current is None else 200
+        return Response(body, status=status_code, headers={"ETag": concurrency.etag(row.version)})
+
+    @action(detail=True, methods=["get"], url_path="history", url_name="history")
+    def history(self, request: Request, pk: str | None = None) -> Response:
+        """Every recorded change of this document, newest first, with the text before and after."""
+        row = self.get_object()
+        changes = PolicyChange.objects.filter(
+            content_type=ContentType.objects.get_for_model(DeschedulerConfiguration),
+            object_id=row.pk,
+        ).order_by("-time", "-id")
+        return Response(
+            [
+                {
+                    "id": c.pk,
+                    "time": c.time,
+                    "action": c.action,
+                    "source": c.source,
+                    "user": c.user_name,
+                    "version": c.object_version,
+                    "message": c.message,
+                    "before": c.prechange_data,
+                    "after": c.postchange_data,
+                }
+                for c in changes
+            ]
+        )
+
+
+class DeschedulerConfigurationViewSet(
+    DeschedulerEditMixin, viewsets.ReadOnlyModelViewSet[DeschedulerConfiguration]
+):
+    """koord-descheduler's configuration of each cluster, read from its ConfigMap on refresh
+    and kept as written."""
+
+    queryset = DeschedulerConfiguration.objects.select_related("cluster")
+    serializer_class = DeschedulerConfigurationSerializer
+    filterset_class = DeschedulerConfigurationFilterSet
     permission_classes = [IsViewer]
-    ordering_fields = ["id", "time"]
-    ordering = ["-time", "-id"]
+    ordering_fields = ["id", "updated"]
+    ordering = ["cluster__name"]
 
-
-class AuthorizationFailureViewSet(viewsets.ReadOnlyModelViewSet[AuthorizationFailure]):
-    """Requests refused for lack of rights (operators only)."""
-
-    queryset = AuthorizationFailure.objects.all()
-    serializer_class = AuthorizationFailureSerializer
-    filterset_class = AuthorizationFailureFilterSet
-    permission_classes = [CanPushPolicy]
-    ordering_fields = ["id", "time"]
-    ordering = ["-time", "-id"]
+    @extend_schema(responses=DeschedulerRenderSerializer)
+    @action(detail=True, methods=["get"], url_path="render", url_name="render")
+    def render(self, request: Request, pk: str | None = None) -> Response:
+        """What the ConfigMap key holds: the stored text, unchanged."""
+        row = self.get_object()
+        cluster = row.cluster
+        body = {
+            "namespace": cluster.descheduler_config_namespace,
+            "name": cluster.descheduler_config_name,
+            "key": cluster.descheduler_config_key,
+            "text": row.source,
+        }
+        return Response(DeschedulerRenderSerializer(body).data)

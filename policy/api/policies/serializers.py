@@ -8,18 +8,16 @@ error, as kube-scheduler's strict decoding makes it.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-import yaml
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from policy.accounts.models import AuthorizationFailure, PolicyChange
+from policy.api.fields import SnapshotRefSerializer
 from policy.api.strict import ModelSerializer, StrictCharField
 from policy.clusters.models import Cluster
 from policy.core.validators import (
@@ -28,8 +26,9 @@ from policy.core.validators import (
     resource_map_validator,
     validate_json_value,
 )
-from policy.policies.documents import build_document
+from policy.policies import descheduler
 from policy.policies.models import (
+    DeschedulerConfiguration,
     LoadAwareSchedulingArgs,
     NodeMetricCollectPolicy,
     NodeThresholdPolicy,
@@ -37,7 +36,7 @@ from policy.policies.models import (
     SchedulerProfile,
 )
 from policy.policies.rendering import annotation_value, threshold_warnings
-from scoring import AGGREGATION_TYPES, INT32_MAX, INT32_MIN, PLUGINS_FIELD_ORDER
+from scoring import AGGREGATION_TYPES, INT32_MAX, INT32_MIN, PLUGINS_FIELD_ORDER, LowNodeLoadArgs
 from scoring import default_loadaware_args as default_args
 
 
@@ -429,12 +428,6 @@ class CollectPolicySerializer(
 # -- actions ------------------------------------------------------------------------------------
 
 
-class RevertSerializer(serializers.Serializer[Any]):
-    version = serializers.IntegerField(
-        min_value=1, max_value=INT32_MAX, help_text="The version to go back to (see history)."
-    )
-
-
 class ImportSerializer(StrictMixin, serializers.Serializer[Any]):
     cluster = serializers.PrimaryKeyRelatedField(queryset=Cluster.objects.all())
     document = StrictCharField(
@@ -453,128 +446,6 @@ class ImportSerializer(StrictMixin, serializers.Serializer[Any]):
     )
 
 
-class PolicyChangeSerializer(ModelSerializer[PolicyChange]):
-    object_type = StrictCharField(source="content_type.model", read_only=True)
-    version = serializers.IntegerField(source="object_version", read_only=True)
-    diff = serializers.SerializerMethodField(
-        help_text="Top-level fields that differ: {field: {before, after}}."
-    )
-    document_diff = serializers.SerializerMethodField(
-        help_text="Scheduler configurations: unified diff of the v1 document (YAML)."
-    )
-    prechange_data = serializers.JSONField(read_only=True)
-    postchange_data = serializers.JSONField(read_only=True)
-
-    class Meta:
-        model = PolicyChange
-        fields = [
-            "id",
-            "time",
-            "user_name",
-            "source",
-            "token_name",
-            "remote_addr",
-            "request_id",
-            "action",
-            "object_type",
-            "object_id",
-            "object_repr",
-            "version",
-            "cluster",
-            "message",
-            "diff",
-            "document_diff",
-            "prechange_data",
-            "postchange_data",
-        ]
-        read_only_fields = fields
-
-    @extend_schema_field(OpenApiTypes.OBJECT)
-    def get_diff(self, change: PolicyChange) -> dict[str, Any]:
-        return change.diff()
-
-    def get_document_diff(self, change: PolicyChange) -> str:
-        trees = [change.prechange_data, change.postchange_data]
-        if not any(isinstance(t, dict) and "profiles" in t for t in trees):
-            return ""
-        texts = [_document_text(t) for t in trees]
-        return "".join(
-            difflib.unified_diff(
-                texts[0].splitlines(keepends=True),
-                texts[1].splitlines(keepends=True),
-                fromfile=f"before v{change.object_version - 1}" if texts[0] else "/dev/null",
-                tofile=f"after v{change.object_version}" if texts[1] else "/dev/null",
-            )
-        )
-
-
-def _document_text(tree: Any) -> str:
-    if not isinstance(tree, dict):
-        return ""
-    return yaml.safe_dump(build_document(tree).document, sort_keys=False)
-
-
-class AuthorizationFailureSerializer(ModelSerializer[AuthorizationFailure]):
-    class Meta:
-        model = AuthorizationFailure
-        fields = [
-            "id",
-            "time",
-            "user_name",
-            "source",
-            "token_name",
-            "remote_addr",
-            "request_id",
-            "method",
-            "path",
-            "status_code",
-            "reason",
-        ]
-        read_only_fields = fields
-
-
-class PolicyRefSerializer(serializers.Serializer[Any]):
-    id = serializers.IntegerField()
-    name = StrictCharField()
-    priority = serializers.IntegerField()
-
-
-class NodeThresholdRowSerializer(serializers.Serializer[Any]):
-    node = StrictCharField()
-    value = StrictCharField(
-        allow_null=True, help_text="The annotation value; null: no policy applies (absent)."
-    )
-    policy = PolicyRefSerializer(allow_null=True, help_text="The winning policy.")
-    matching = serializers.ListField(
-        child=StrictCharField(), help_text="Every enabled policy targeting the node."
-    )
-    current = StrictCharField(
-        allow_null=True,
-        help_text="The annotation the node carries in the snapshot; null: the args govern.",
-    )
-    owned = serializers.BooleanField(help_text="schedboard wrote `current`.")
-    governed_by = StrictCharField(help_text="Who decides the node's thresholds now.")
-    push = serializers.ChoiceField(
-        choices=["keep", "write", "remove", "leave"],
-        help_text="What a push does: keep (already so), write `value`, remove schedboard's "
-        "own, or leave someone else's annotation alone (`value` then does not apply).",
-    )
-    reason = StrictCharField(help_text="Why, in a sentence.")
-
-
-class SnapshotRefSerializer(serializers.Serializer[Any]):
-    id = serializers.IntegerField()
-    taken_at = serializers.DateTimeField()
-
-
-class NodeThresholdRenderSerializer(serializers.Serializer[Any]):
-    cluster = serializers.IntegerField()
-    snapshot = SnapshotRefSerializer()
-    at = serializers.DateTimeField(help_text="The time evaluated, in the cluster's time zone.")
-    annotation = StrictCharField()
-    nodes = NodeThresholdRowSerializer(many=True)
-
-
 class PolicyPreviewSerializer(serializers.Serializer[Any]):
     policy = serializers.IntegerField()
     snapshot = SnapshotRefSerializer()
@@ -584,10 +455,116 @@ class PolicyPreviewSerializer(serializers.Serializer[Any]):
     nodes = serializers.ListField(child=StrictCharField())
 
 
-class ColocationRenderSerializer(serializers.Serializer[Any]):
-    namespace = StrictCharField()
-    name = StrictCharField()
-    key = StrictCharField()
-    content = serializers.JSONField(help_text="The colocation-config fields schedboard manages.")
-    text = StrictCharField(help_text="The same, as the JSON text of the ConfigMap key.")
-    notes = serializers.ListField(child=StrictCharField())
+# -- descheduler configurations -----------------------------------------------------------------
+
+
+def _args_summary(args: LowNodeLoadArgs | None) -> dict[str, Any] | None:
+    """LowNodeLoad's args as koord-descheduler runs them (defaulted, pools converted)."""
+    if args is None:
+        return None
+    return {
+        "paused": args.paused,
+        "dry_run": args.dry_run,
+        "number_of_nodes": args.number_of_nodes,
+        "node_metric_expiration_seconds": args.node_metric_expiration_seconds,
+        "node_fit": args.node_fit,
+        "evictable_namespaces": {
+            "include": list(args.evictable_include),
+            "exclude": list(args.evictable_exclude),
+        },
+        "node_pools": [
+            {
+                "name": pool.name,
+                "node_selector": pool.node_selector,
+                "use_deviation_thresholds": pool.use_deviation_thresholds,
+                "low_thresholds": pool.low,
+                "high_thresholds": pool.high,
+                "prod_low_thresholds": pool.prod_low,
+                "prod_high_thresholds": pool.prod_high,
+                "resource_weights": dict(pool.resource_weights),
+                "anomaly_condition": {
+                    "timeout_seconds": pool.anomaly.timeout / 10**9,
+                    "consecutive_abnormalities": pool.anomaly.consecutive_abnormalities,
+                    "consecutive_normalities": pool.anomaly.consecutive_normalities,
+                },
+            }
+            for pool in args.node_pools
+        ],
+    }
+
+
+class DeschedulerConfigurationSerializer(ModelSerializer[DeschedulerConfiguration]):
+    valid = serializers.SerializerMethodField()
+    validation_errors = serializers.SerializerMethodField(
+        help_text="Why koord-descheduler would refuse it: field, rule and detail."
+    )
+    lownodeload_enabled = serializers.SerializerMethodField()
+    lownodeload = serializers.SerializerMethodField(
+        help_text="LowNodeLoad's args as koord-descheduler runs them: defaulted, the top-level "
+        "thresholds as the first pool __default_node_pool__, pools inheriting what they omit."
+    )
+
+    class Meta:
+        model = DeschedulerConfiguration
+        fields = [
+            "id",
+            "cluster",
+            "configmap",
+            "source",
+            "read_at",
+            "version",
+            "created",
+            "updated",
+            "valid",
+            "validation_errors",
+            "lownodeload_enabled",
+            "lownodeload",
+        ]
+        read_only_fields = fields
+
+    def _parsed(self, obj: DeschedulerConfiguration) -> descheduler.ParsedDescheduler:
+        cache: dict[int, descheduler.ParsedDescheduler] = self.__dict__.setdefault(
+            "_parsed_rows", {}
+        )
+        if obj.pk not in cache:
+            cache[obj.pk] = descheduler.parse_descheduler(obj)
+        return cache[obj.pk]
+
+    def get_valid(self, obj: DeschedulerConfiguration) -> bool:
+        return self._parsed(obj).valid
+
+    def get_validation_errors(self, obj: DeschedulerConfiguration) -> list[dict[str, str]]:
+        parsed = self._parsed(obj)
+        errors = [e.to_dict() for e in parsed.errors]
+        if parsed.unreadable:
+            errors.append({"field": "", "type": "Unreadable", "detail": parsed.unreadable})
+        return errors
+
+    def get_lownodeload_enabled(self, obj: DeschedulerConfiguration) -> bool:
+        config = self._parsed(obj).config
+        return bool(config and config.lownodeload_enabled)
+
+    def get_lownodeload(self, obj: DeschedulerConfiguration) -> dict[str, Any] | None:
+        config = self._parsed(obj).config
+        return _args_summary(config.lownodeload if config else None)
+
+
+class DeschedulerRenderSerializer(serializers.Serializer[Any]):
+    namespace = serializers.CharField()
+    name = serializers.CharField()
+    key = serializers.CharField()
+    text = serializers.CharField(help_text="The ConfigMap key's text, exactly as stored.")
+
+
+class DeschedulerImportSerializer(serializers.Serializer[Any]):
+    cluster = serializers.PrimaryKeyRelatedField(queryset=Cluster.objects.all())
+    document = StrictCharField(
+        max_length=1_000_000, trim_whitespace=False, help_text="The document, YAML or JSON."
+    )
+
+
+class LowNodeLoadArgsSerializer(serializers.Serializer[Any]):
+    configuration = serializers.IntegerField()
+    version = serializers.IntegerField()
+    edited = serializers.BooleanField(help_text="Changed here and not pushed yet.")
+    args = serializers.JSONField(help_text="LowNodeLoad's args as written in the document.")

@@ -1,8 +1,18 @@
-"""Evaluate a pod (``POST /api/v1/clusters/{id}/evaluate/``) and browse decision history."""
+"""Views of the decisions API: evaluate a pod, browse decisions, compare configurations.
+
+- ``POST /api/v1/clusters/{id}/evaluate/``: place a pod on the newest snapshot, explain it,
+  record it; ``GET /api/v1/decisions/`` and ``…/{id}/`` browse the decision history;
+- ``POST /api/v1/what-if/``: check the inputs now (400 naming the field: ``workload``,
+  ``baseline.yaml``, ``candidate.yaml``...) and queue the run (202);
+  ``GET /api/v1/what-if/`` (filters: cluster, status): status and progress of each, without
+  the heavy fields; ``GET …/{id}/``: everything, and once succeeded the report (``result``);
+  ``POST /api/v1/what-if/{id}/cancel/``: stop a queued or running comparison;
+- ``GET /api/v1/clusters/{id}/lownodeload/``: LowNodeLoad's dry run on the newest snapshot;
+  ``…/coherence/``: the coherence findings of the load-aware stack.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
@@ -10,10 +20,9 @@ from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
-    extend_schema_field,
     extend_schema_view,
 )
-from rest_framework import serializers, status, viewsets
+from rest_framework import exceptions, mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import get_object_or_404
@@ -23,151 +32,26 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from policy.accounts.models import ApiToken
-from policy.accounts.rate_limits import EvaluateThrottle
-from policy.accounts.roles import IsViewer
-from policy.api.strict import ModelSerializer, StrictCharField
+from policy.accounts.rate_limits import EvaluateThrottle, WhatIfThrottle
+from policy.accounts.roles import CanEditPolicy, IsViewer
+from policy.api.decisions.serializers import (
+    HEAVY,
+    DecisionSerializer,
+    DecisionSummarySerializer,
+    EvaluateRequestSerializer,
+    WhatIfCreateSerializer,
+    WhatIfRunSerializer,
+    WhatIfSummarySerializer,
+)
 from policy.clusters.models import Cluster
 from policy.core.choices import DecisionSource
 from policy.core.params import parse_count
-from policy.decisions import evaluation, fixes, services
-from policy.decisions.filters import DecisionFilterSet
-from policy.decisions.models import PlacementDecision
-from scoring import DEFAULT_RANKED, NodeSelection
+from policy.decisions import descheduling, evaluation, fixes, services, whatif
+from policy.decisions.filters import DecisionFilterSet, WhatIfFilterSet
+from policy.decisions.models import PlacementDecision, WhatIfRun
+from scoring import DEFAULT_RANKED, InputError
 
 MAX_NODES_LIMIT = 1000  # nodes one decision response shows at most
-
-
-class PodField(serializers.JSONField):
-    """A Pod manifest as a JSON object, or as YAML/JSON text (as ``kubectl`` prints it)."""
-
-    def to_internal_value(self, data: Any) -> Any:
-        try:
-            return super().to_internal_value(evaluation.pod_manifest(data))
-        except evaluation.EvaluationError as exc:
-            raise serializers.ValidationError(str(exc)) from None
-
-
-class EvaluateRequestSerializer(serializers.Serializer[Any]):
-    pod = PodField(help_text="The v1 Pod to place (object, or YAML/JSON text).")
-    configuration = serializers.IntegerField(
-        required=False,
-        allow_null=True,
-        min_value=1,
-        help_text="Scheduler configuration id; default: the cluster's newest, else defaults.",
-    )
-
-
-class DecisionSummarySerializer(ModelSerializer[PlacementDecision]):
-    class Meta:
-        model = PlacementDecision
-        fields = [
-            "id",
-            "cluster",
-            "snapshot",
-            "snapshot_taken_at",
-            "pod_namespace",
-            "pod_name",
-            "profile",
-            "configuration_id",
-            "configuration_version",
-            "selected_node",
-            "outcome",
-            "message",
-            "feasible_nodes",
-            "total_nodes",
-            "source",
-            "actual_node",
-            "scheduler_message",
-            "agreement",
-            "actual_rank",
-            "score_gap",
-            "created",
-        ]
-
-
-class FailureSerializer(serializers.Serializer[Any]):
-    plugin = StrictCharField()
-    code = StrictCharField()
-    reason = StrictCharField(allow_null=True)
-
-
-class FilteredGroupSerializer(serializers.Serializer[Any]):
-    """Filtered nodes that failed the same filters with the same reasons."""
-
-    failures = FailureSerializer(many=True, help_text="Each failing filter and its reason.")
-    count = serializers.IntegerField(help_text="Nodes in the group.")
-    example = StrictCharField(help_text="The group's first node by name.")
-
-
-class NodesPageSerializer(serializers.Serializer[Any]):
-    """Which of the decision's nodes ``explanation.nodes`` holds, and what it leaves out."""
-
-    total = serializers.IntegerField(help_text="Nodes the decision evaluated.")
-    ranked = serializers.IntegerField(help_text="Feasible nodes (listed first, best first).")
-    filtered = serializers.IntegerField(help_text="Nodes some filter rejected.")
-    offset = serializers.IntegerField(allow_null=True, help_text="nodes_offset asked for.")
-    limit = serializers.IntegerField(allow_null=True, help_text="nodes_limit asked for.")
-    returned = serializers.IntegerField(help_text="Nodes in explanation.nodes.")
-    omitted = serializers.IntegerField(help_text="Nodes left out of explanation.nodes.")
-    filtered_groups = FilteredGroupSerializer(many=True)
-
-
-class DecisionSerializer(DecisionSummarySerializer):
-    """A stored decision with the engine's explanation (the engine contract's JSON), its node
-    list paged: ``context["nodes"]`` is ``(offset, limit)``, both None for the default page."""
-
-    requested_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
-        slug_field="username",
-        read_only=True,
-        allow_null=True,  # null: the system asked
-    )
-    explanation = serializers.SerializerMethodField(
-        help_text="The engine contract's JSON; `nodes` holds the nodes of `nodes_page`."
-    )
-    nodes_page = serializers.SerializerMethodField()
-
-    class Meta(DecisionSummarySerializer.Meta):
-        fields = [
-            *DecisionSummarySerializer.Meta.fields,
-            "requested_by",
-            "pod",
-            "explanation",
-            "nodes_page",
-        ]
-
-    def _selection(self, decision: PlacementDecision) -> NodeSelection:
-        cache: dict[int, NodeSelection] = self.__dict__.setdefault("_selections", {})
-        if decision.pk not in cache:
-            offset, limit = self.context.get("nodes", (None, None))
-            cache[decision.pk] = decision.stored_explanation().select(offset, limit)
-        return cache[decision.pk]
-
-    @extend_schema_field(OpenApiTypes.OBJECT)
-    def get_explanation(self, decision: PlacementDecision) -> dict[str, Any]:
-        positions = self._selection(decision).positions
-        return decision.stored_explanation().to_dict(positions)
-
-    @extend_schema_field(NodesPageSerializer)
-    def get_nodes_page(self, decision: PlacementDecision) -> dict[str, Any]:
-        names = decision.stored_explanation().names()
-        return nodes_page(self._selection(decision), names, self.context.get("nodes"))
-
-
-def nodes_page(
-    selection: NodeSelection, names: Sequence[str], asked: tuple[int | None, int | None] | None
-) -> dict[str, Any]:
-    """What a page of a decision's nodes holds and leaves out (``NodesPageSerializer``)."""
-    offset, limit = asked or (None, None)
-    return {
-        "total": selection.total,
-        "ranked": selection.ranked,
-        "filtered": selection.total - selection.ranked,
-        "offset": offset,
-        "limit": limit,
-        "returned": len(selection.positions),
-        "omitted": selection.omitted,
-        "filtered_groups": [group.to_dict(names) for group in selection.groups],
-    }
 
 
 def nodes_range(query: Any) -> tuple[int | None, int | None]:
@@ -390,3 +274,121 @@ class EvaluateView(APIView):
                 body["errors"] = exc.errors
             return Response(body, status=status.HTTP_400_BAD_REQUEST)
         return Response(made_response(decision, made, asked), status=status.HTTP_201_CREATED)
+
+
+# -- what-if comparisons ------------------------------------------------------------------------
+
+SUBFIELDS = {"baseline": "baseline.yaml", "candidate": "candidate.yaml"}
+
+
+class WhatIfViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[WhatIfRun]
+):
+    """What-if comparisons: one workload under two scheduler configurations."""
+
+    queryset = WhatIfRun.objects.select_related("requested_by")
+    serializer_class = WhatIfRunSerializer
+    filterset_class = WhatIfFilterSet
+    ordering = ["-created", "-id"]
+    permission_classes = [CanEditPolicy]
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer[Any]]:
+        return WhatIfSummarySerializer if self.action == "list" else WhatIfRunSerializer
+
+    def get_throttles(self) -> list[Any]:
+        """Starting a comparison is limited (API_WHATIF_RATE); reading is not."""
+        return [WhatIfThrottle()] if self.action == "create" else []
+
+    def get_queryset(self) -> Any:
+        queryset = super().get_queryset()
+        return queryset.defer(*HEAVY) if self.action == "list" else queryset
+
+    @extend_schema(request=WhatIfCreateSerializer, responses={202: WhatIfRunSerializer})
+    def create(self, request: Request) -> Response:
+        given = WhatIfCreateSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        try:
+            run = whatif.start(
+                data["cluster"],
+                workload_source=data["workload_source"],
+                workload=data.get("workload", ""),
+                baseline=_side(data["baseline"]),
+                candidate=_side(data["candidate"]),
+                user=request.user,
+            )
+        except whatif.WhatIfInvalid as exc:
+            raise serializers.ValidationError(
+                {SUBFIELDS.get(field, field): problems for field, problems in exc.errors.items()}
+            ) from None
+        run.refresh_from_db()  # an eager worker may have finished it already
+        return Response(WhatIfRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=None, responses={200: WhatIfRunSerializer})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str) -> Response:
+        run = self.get_object()
+        if not whatif.cancel(run):
+            raise serializers.ValidationError({"status": [f"the comparison is {run.status}"]})
+        run.refresh_from_db()
+        return Response(WhatIfRunSerializer(run).data)
+
+
+def _side(data: dict[str, Any]) -> whatif.ConfigurationInput:
+    return whatif.ConfigurationInput(
+        data["source"], data.get("yaml", ""), data.get("name", ""), data.get("thresholds", False)
+    )
+
+
+# -- descheduling reports -----------------------------------------------------------------------
+
+
+class UnreadableSnapshot(exceptions.APIException):
+    status_code = 422
+    default_code = "unreadable_snapshot"
+
+
+class _ClusterReport(APIView):
+    permission_classes = [IsViewer]
+
+    def report(self, cluster: Cluster) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def get(self, request: Request, pk: int) -> Response:
+        cluster = get_object_or_404(Cluster, pk=pk)
+        try:
+            return Response(self.report(cluster))
+        except descheduling.NoSnapshot as exc:
+            raise NotFound(str(exc)) from None
+        except InputError as exc:
+            raise UnreadableSnapshot(f"the newest snapshot cannot be read: {exc}") from None
+
+
+class LowNodeLoadView(_ClusterReport):
+    @extend_schema(
+        responses=OpenApiResponse(
+            description="Per node of the newest snapshot: over/under/normal with usage, "
+            "allocatable and thresholds as LowNodeLoad computes them; the pods one round would "
+            "evict, in order, and where the scheduler would place each now; the coherence "
+            "findings."
+        )
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        return super().get(request, pk)
+
+    def report(self, cluster: Cluster) -> dict[str, Any]:
+        return descheduling.lownodeload_report(cluster)
+
+
+class CoherenceView(_ClusterReport):
+    @extend_schema(
+        responses=OpenApiResponse(
+            description="Contradictions between LoadAware, LowNodeLoad and koordlet: each "
+            "finding names its rule, the values with their fields and sources, and the nodes."
+        )
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        return super().get(request, pk)
+
+    def report(self, cluster: Cluster) -> dict[str, Any]:
+        return descheduling.coherence_report(cluster)

@@ -1,54 +1,38 @@
-"""API views: declarative viewsets; writes call services."""
+"""Views of the clusters API: connect and configure clusters, and what their policies render to."""
 
 from __future__ import annotations
 
 import json
-from typing import Any, cast
+from typing import Any
 
-from django.contrib.auth.models import User
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, PermissionDenied
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from policy.accounts import services as token_services
-from policy.accounts.models import ApiToken
 from policy.accounts.rate_limits import EvaluateThrottle
-from policy.accounts.roles import CanConfigureCluster, IsViewer, roles_of
-from policy.api import policy_views
-from policy.api.filtersets import ClusterFilterSet
-from policy.api.policy_serializers import ColocationRenderSerializer, NodeThresholdRenderSerializer
-from policy.api.policy_views import AT_PARAMETER
-from policy.api.serializers import (
-    ApiTokenCreatedSerializer,
-    ApiTokenSerializer,
+from policy.accounts.roles import CanConfigureCluster, IsViewer
+from policy.api import viewsets
+from policy.api.clusters.serializers import (
     ClusterSerializer,
+    ColocationRenderSerializer,
     ConnectClusterSerializer,
-    ConnectionReportSerializer,
-    MeSerializer,
+    ConnectedClusterSerializer,
+    NodeThresholdRenderSerializer,
 )
+from policy.clusters.filters import ClusterFilterSet
 from policy.clusters.gateway.errors import GatewayError
 from policy.clusters.models import Cluster, ClusterSnapshot
-from policy.core import errors
 from policy.policies import rendering
 from policy.policies import services as policies
 from policy.sync.connect import Connected, add_cluster
 from policy.sync.thresholds_in_force import thresholds_in_force
 from policy.web import sweep
 from scoring import ANNOTATION_USAGE_THRESHOLDS
-
-
-class ConnectedClusterSerializer(ClusterSerializer):
-    connection = ConnectionReportSerializer(read_only=True)
-
-    class Meta(ClusterSerializer.Meta):
-        fields = [*ClusterSerializer.Meta.fields, "connection"]
 
 
 @extend_schema_view(
@@ -61,7 +45,7 @@ class ConnectedClusterSerializer(ClusterSerializer):
         "the connection fields.",
     ),
     node_thresholds=extend_schema(
-        parameters=[AT_PARAMETER],
+        parameters=[viewsets.AT_PARAMETER],
         responses=NodeThresholdRenderSerializer,
         description="Per node of the newest snapshot: the scheduling.koordinator.sh/usage-"
         "thresholds annotation value the node threshold policies give it, and which policy won.",
@@ -74,8 +58,8 @@ class ConnectedClusterSerializer(ClusterSerializer):
 )
 class ClusterViewSet(
     mixins.ListModelMixin,
-    policy_views.UpdateMixin[Cluster],
-    policy_views.HistoryMixin[Cluster],
+    viewsets.UpdateMixin[Cluster],
+    viewsets.HistoryMixin[Cluster],
 ):
     """Clusters with their newest snapshot's counts; operators set where and when policies
     are pushed (PUT/PATCH with If-Match)."""
@@ -135,7 +119,7 @@ class ClusterViewSet(
     )
     def node_thresholds(self, request: Request, pk: str | None = None) -> Response:
         cluster = self.get_object()
-        at = policy_views.parse_at(request)
+        at = viewsets.parse_at(request)
         try:
             stored, local, rows = thresholds_in_force(cluster, at)
         except rendering.NoSnapshot as exc:
@@ -221,57 +205,3 @@ class ClusterViewSet(
             return Response(sweep.sweep(cluster, request.data))
         except sweep.SweepInvalid as exc:
             return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
-
-
-class ApiTokenViewSet(
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.CreateModelMixin,
-    mixins.DestroyModelMixin,
-    viewsets.GenericViewSet[ApiToken],
-):
-    """Your own API tokens. The key is in the creation response only; DELETE revokes."""
-
-    serializer_class = ApiTokenSerializer
-    permission_classes = [IsAuthenticated]
-    ordering_fields = ["name", "created", "expires", "last_used"]
-    filterset_fields = ["write_enabled"]
-
-    def get_queryset(self) -> QuerySet[ApiToken]:
-        return ApiToken.objects.filter(owner_id=self.request.user.pk)
-
-    @extend_schema(responses={201: ApiTokenCreatedSerializer})
-    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        serializer = self.get_serializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        creator = request.auth if isinstance(request.auth, ApiToken) else None
-        try:
-            token, key = token_services.create_token(
-                cast(User, request.user), creator=creator, **serializer.validated_data
-            )
-        except errors.ServiceError as exc:
-            raise serializers.ValidationError({exc.field: [str(exc)]}) from None
-        context = {**self.get_serializer_context(), "key": key}
-        created = ApiTokenCreatedSerializer(token, context=context)
-        return Response(created.data, status=status.HTTP_201_CREATED)
-
-    def perform_destroy(self, instance: ApiToken) -> None:
-        token_services.revoke_token(instance)
-
-
-class MeView(APIView):
-    """Who you are, your roles, and how this request authenticated."""
-
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(responses=MeSerializer)
-    def get(self, request: Request) -> Response:
-        token = request.auth if isinstance(request.auth, ApiToken) else None
-        body = {
-            "username": request.user.get_username(),
-            "roles": roles_of(request.user),
-            "is_superuser": request.user.is_superuser,
-            "authentication": "token" if token else "session",
-            "token": ApiTokenSerializer(token).data if token else None,
-        }
-        return Response(MeSerializer(body).data)

@@ -1,0 +1,1 @@
+"""The decisions API: evaluations, the decision history, what-if and descheduling reports."""

@@ -1,0 +1,1 @@
+"""The policies API: scheduler and descheduler configurations, and the node policies."""

@@ -1,0 +1,1 @@
+"""The sync API: pushes, dry-run plans, refreshes, drift and the sync job history."""
