@@ -139,10 +139,7 @@ def _explanation(decision: Decision, stored: ClusterSnapshot) -> dict[str, Any]:
         packed = decision_codec.pack_decision(decision)
     base = _base(stored, packed)
     data = decision_codec.encode(packed, base.base())
-    header = decision.header([])
-    del header[decision_codec.NODES]
-    summary = {"fields": header, "nodes": len(decision.cycle.snapshot), "bytes": len(data)}
-    return {"data": base64.b64encode(data).decode(), "base": base.pk, "summary": summary}
+    return {"data": base64.b64encode(data).decode(), "base": base.pk}
 
 
 def _base(stored: ClusterSnapshot, packed: decision_codec.Packed) -> ExplanationBase:
