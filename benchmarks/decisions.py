@@ -8,8 +8,8 @@ whatever DATABASE_URL says), migrates it, loads the demo cluster (``load_demo_cl
 N``), evaluates its first pending ``default-scheduler`` pods with the default profile plus
 LoadAwareScheduling, LimitAware and NodeResourceTopologyMatch (``EXTENDED_PROFILE``), records
 each decision as the API does, and prints per decision: the explanation's JSON size, the bytes
-stored for it (the encoded explanation and its summary; the first decision on the snapshot
-also stores the base the others are compressed against), and the times to build the JSON,
+stored for it (the encoded explanation; the first decision on the snapshot also stores the
+base the others are compressed against), and the times to build the JSON,
 pack its columns from the JSON (``pack``) and from the decision's arrays (``pack_decision``,
 what recording does), encode them against the base, decode all of it, and decode the API's
 default page. Results: docs/benchmarks.md.
@@ -100,7 +100,7 @@ def run(nodes: int, pods: int, repeat: int, database: Path) -> None:
         explanation = decision_codec.decode(data, base)
         assert explanation == decision.to_dict(), "the stored explanation differs"
         text = len(json.dumps(explanation, separators=(",", ":")))
-        stored_bytes = len(data) + len(json.dumps(row.explanation_summary))
+        stored_bytes = len(data)
         sizes.append(stored_bytes)
         packing = _median_ms(lambda e=explanation: decision_codec.pack(e), repeat)
         packed = decision_codec.pack(explanation)

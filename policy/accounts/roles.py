@@ -57,10 +57,6 @@ def has_role(user: User, role: str) -> bool:
     return role in roles_of(user)
 
 
-def can_view(user: User) -> bool:
-    return has_role(user, Role.VIEWER)
-
-
 def can_edit_policy(user: User) -> bool:
     return has_role(user, Role.EDITOR)
 

@@ -24,7 +24,6 @@ from policy.decisions.evaluation import (
 from policy.decisions.models import ExplanationBase
 from policy.engine.questions import question
 from scoring import (
-    EXPLANATION_NODES,
     ConfigurationInvalid,
     Decision,
     DecisionBase,
@@ -147,10 +146,7 @@ def _explanation(decision: Decision, stored: ClusterSnapshot) -> dict[str, Any]:
         packed = pack_decision(decision)
     base = _base(stored, packed)
     data = encode_explanation(packed, base.base())
-    header = decision.header([])
-    del header[EXPLANATION_NODES]
-    summary = {"fields": header, "nodes": len(decision.cycle.snapshot), "bytes": len(data)}
-    return {"data": base64.b64encode(data).decode(), "base": base.pk, "summary": summary}
+    return {"data": base64.b64encode(data).decode(), "base": base.pk}
 
 
 def _base(stored: ClusterSnapshot, packed: PackedDecision) -> ExplanationBase:

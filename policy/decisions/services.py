@@ -117,7 +117,6 @@ def record(
         total_nodes=evaluated.total_nodes,
         explanation_data=evaluated.explanation_data,
         explanation_base_id=explanation["base"],
-        explanation_summary=explanation["summary"],
         requested_by=user if isinstance(user, User) else None,
         source=source,
         token_name=token_name,

@@ -1,6 +1,8 @@
 """Decisions keep their explanation encoded (scoring.decision_codec), not as JSON.
 
-Existing rows are converted in place; going back decodes them to the same JSON."""
+Existing rows are converted in place, in format 1 (what the codec wrote when this migration was
+made); going back decodes them to the same JSON. The codec used is the frozen copy in
+``_explanation_codec``, so later codec changes do not change what this migration does."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Any
 
 from django.db import migrations, models
 
-from scoring import decision_codec
+from policy.migrations._explanation_codec import decode, encode_v1
 
 BATCH = 50
 
@@ -28,7 +30,7 @@ def encode_explanations(apps: Any, schema_editor: Any) -> None:
     rows = decisions.objects.filter(explanation__isnull=False).only("id", "explanation")
     for row in rows.iterator(chunk_size=BATCH):
         explanation = row.explanation if isinstance(row.explanation, dict) else {}
-        data = decision_codec.encode(explanation)
+        data = encode_v1(explanation)
         decisions.objects.filter(pk=row.pk).update(
             explanation_data=data, explanation_summary=_summary(explanation, data)
         )
@@ -38,7 +40,7 @@ def decode_explanations(apps: Any, schema_editor: Any) -> None:
     decisions = apps.get_model("policy", "PlacementDecision")
     rows = decisions.objects.only("id", "explanation_data")
     for row in rows.iterator(chunk_size=BATCH):
-        explanation = decision_codec.decode(bytes(row.explanation_data))
+        explanation = decode(bytes(row.explanation_data))
         decisions.objects.filter(pk=row.pk).update(explanation=explanation)
 
 

@@ -3,17 +3,24 @@ snapshot (format 2).
 
 Rows are taken snapshot by snapshot (by cluster, snapshot and its time, which outlives a pruned
 snapshot); the first decision of each makes the base the others are compressed against. Going
-back decodes them and stores each alone again, in format 1.
+back decodes them and stores each alone again, in format 1. The codec used is the frozen copy
+in ``_explanation_codec``, so later codec changes do not change what this migration does.
 """
 
 from __future__ import annotations
 
-import lzma
 from typing import Any
 
 from django.db import migrations
 
-from scoring import columnar, decision_codec
+from policy.migrations._explanation_codec import (
+    Base,
+    ExplanationDataError,
+    decode,
+    encode,
+    encode_v1,
+    pack,
+)
 
 BATCH = 20
 
@@ -28,39 +35,38 @@ def share_bases(apps: Any, schema_editor: Any) -> None:
     )
     key: tuple[Any, ...] | None = None
     base: Any = None
-    made: decision_codec.Base | None = None
+    made: Base | None = None
     for row in rows.iterator(chunk_size=BATCH):
         try:
-            packed = decision_codec.pack(decision_codec.decode(bytes(row.explanation_data)))
-        except decision_codec.ExplanationDataError:
+            packed = pack(decode(bytes(row.explanation_data)))
+        except ExplanationDataError:
             continue  # unreadable as it is: kept as it is
         if key != (row.cluster_id, row.snapshot_id, row.snapshot_taken_at):
             key = (row.cluster_id, row.snapshot_id, row.snapshot_taken_at)
-            made = decision_codec.Base(packed.payload)
+            made = Base(packed.payload)
             base = bases.objects.create(
                 cluster_id=row.cluster_id,
                 snapshot_id=row.snapshot_id,
                 data=made.to_bytes(),
                 digest=made.digest.hex(),
             )
-        _store(decisions, row.pk, decision_codec.encode(packed, made), base)
+        _store(decisions, row.pk, encode(packed, made), base)
 
 
 def store_alone(apps: Any, schema_editor: Any) -> None:
     decisions = apps.get_model("policy", "PlacementDecision")
     bases = apps.get_model("policy", "ExplanationBase")
-    found: dict[int, decision_codec.Base] = {}
+    found: dict[int, Base] = {}
     rows = decisions.objects.filter(explanation_base__isnull=False).only(
         "id", "explanation_base_id", "explanation_data"
     )
     for row in rows.iterator(chunk_size=BATCH):
         if row.explanation_base_id not in found:
             stored = bases.objects.get(pk=row.explanation_base_id)
-            found = {row.explanation_base_id: decision_codec.Base.from_bytes(bytes(stored.data))}
+            found = {row.explanation_base_id: Base.from_bytes(bytes(stored.data))}
         base = found[row.explanation_base_id]
-        explanation = decision_codec.decode(bytes(row.explanation_data), base)
-        alone = decision_codec.MAGIC_V1 + lzma.compress(columnar.pack([explanation]), preset=6)
-        _store(decisions, row.pk, alone, None)
+        explanation = decode(bytes(row.explanation_data), base)
+        _store(decisions, row.pk, encode_v1(explanation), None)
     bases.objects.all().delete()
 
 

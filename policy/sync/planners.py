@@ -53,11 +53,6 @@ class Owned:
         }
 
 
-def state_of(cluster: Cluster) -> ClusterSyncState:
-    state, _ = ClusterSyncState.objects.get_or_create(cluster=cluster)
-    return state
-
-
 def owned(state: ClusterSyncState) -> Owned:
     """The ownership recorded by the last successful push, plus what any push since then
     claimed before writing (it may have written part of it before failing or being killed)."""

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from policy.clusters.gateway.connection import MERGE_PATCH, Connection
-from policy.clusters.gateway.readback import read_cluster, version_signature
+from policy.clusters.gateway.informer import ClusterInformer
+from policy.clusters.gateway.readback import version_signature
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.policies.models import NodeMetricCollectPolicy
 from policy.sync import services as sync_services
@@ -167,7 +168,7 @@ def test_a_refresh_that_finds_nothing_changed_stores_no_snapshot(
     assert f"1 change(s) since snapshot {first.snapshot_id}" in changed.log
     stored = ClusterSnapshot.snapshots.summaries().get(pk=changed.snapshot_id)
     assert stored.keyframe_id == first.snapshot_id and len(stored.changes["put"]) == 1
-    assert version_signature(stored.objects) == version_signature(read_cluster(admin).objects)
+    assert version_signature(stored.objects) == ClusterInformer().read(admin).signature
     [moved] = [o for o in stored.objects if o["kind"] == "Node" and o["metadata"]["name"] == node]
     assert moved["metadata"]["labels"]["example.com/moved"] == "yes"
     assert cluster.snapshots.count() == 2

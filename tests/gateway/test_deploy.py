@@ -21,7 +21,7 @@ from policy.clusters.gateway.desired import collect_policy
 from policy.clusters.gateway.drift import annotation_drift, configmap_key_drift
 from policy.clusters.gateway.errors import PermanentError
 from policy.clusters.gateway.informer import ClusterInformer
-from policy.clusters.gateway.readback import NODES, list_objects, read_cluster, watch
+from policy.clusters.gateway.readback import NODES, list_objects, watch
 from tests.gateway.kubeserver import ROOT, Json, KubeServer, create, manifests
 
 DEPLOY = ROOT / "deploy"
@@ -64,12 +64,11 @@ def test_the_service_account_can_do_the_gateways_work(
     scratch_nodes: Callable[..., list[str]],
 ) -> None:
     conn = service_account
-    back = read_cluster(conn)
+    informer = ClusterInformer()
+    back = informer.read(conn)
     assert back.missing == [] and back.counts["Node"] >= 12 and back.counts["NodeMetric"] > 0
     listed = conn.request("GET", f"/apis/apps/v1/namespaces/{KOORD}/deployments")
     assert listed["kind"] == "DeploymentList"  # the scheduler's image: its build and version
-    informer = ClusterInformer()
-    assert informer.read(conn).missing == []
     assert informer.read(conn).listed == []  # every kind may be watched: nothing listed again
 
     config = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from policy.clusters.gateway import desired
@@ -56,15 +54,3 @@ def test_collect_policy_fields() -> None:
     }
     with pytest.raises(ValueError, match=">= 1"):
         desired.collect_policy(0)
-
-
-def test_node_collect_config() -> None:
-    entry = desired.node_collect_config("sb-gpu", {"pool": "gpu"}, report_interval_seconds=15)
-    assert entry == {
-        "name": "sb-gpu",
-        "nodeSelector": {"matchLabels": {"pool": "gpu"}},
-        "metricReportIntervalSeconds": 15,
-    }
-    json.dumps(entry)  # serializable as is
-    with pytest.raises(ValueError, match="selector"):
-        desired.node_collect_config("sb-all", {})

@@ -29,7 +29,7 @@ import pytest
 
 from policy.clusters.gateway.connection import Connection
 from policy.clusters.gateway.errors import NotFoundError
-from policy.clusters.gateway.readback import read_cluster
+from policy.clusters.gateway.informer import ClusterInformer
 from scoring.config import load_configuration
 from scoring.engine import Engine
 from scoring.objects import parse_pod
@@ -226,7 +226,7 @@ def test_the_engine_agrees_with_kube_scheduler_binding_for_binding(
     disagreements: list[str] = []
     outcomes: Counter[str] = Counter()
     for index, manifest in enumerate(differential_pods(differential_cluster)):
-        objects = read_cluster(admin).objects
+        objects = ClusterInformer().read(admin).objects  # listed: what the server has now
         created = create(admin, copy.deepcopy(manifest))
         outcome = wait_for_scheduler(admin, created["metadata"]["name"])
         decision = engine_verdict(engine, objects, created)

@@ -19,11 +19,7 @@ from policy.clusters.gateway.apply import (
 )
 from policy.clusters.gateway.changes import Change
 from policy.clusters.gateway.connection import Connection
-from policy.clusters.gateway.desired import (
-    collect_policy,
-    node_collect_config,
-    usage_thresholds_annotation,
-)
+from policy.clusters.gateway.desired import collect_policy, usage_thresholds_annotation
 from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS as KEY
 from tests.gateway.kubeserver import Json, create, ensure_namespaces
 
@@ -88,7 +84,11 @@ def test_apply_writes_exactly_the_dry_run(
 
     thresholds = usage_thresholds_annotation({"usageThresholds": {"cpu": 70}})
     desired_nodes = {new_node: thresholds, foreign_node: thresholds}
-    general = node_collect_config("sb-general", {"pool": "general"}, report_interval_seconds=20)
+    general = {  # a nodeConfigs entry as a collect policy renders it
+        "name": "sb-general",
+        "nodeSelector": {"matchLabels": {"pool": "general"}},
+        "metricReportIntervalSeconds": 20,
+    }
     plans = [
         plan_configmap_key(admin, "kube-system", sched, "config.yaml", "new: true\n"),
         plan_node_annotations(admin, desired_nodes, {owned_node}),

@@ -3,13 +3,14 @@ half-written state: a fault-injecting proxy sits in front of the real server."""
 
 from __future__ import annotations
 
+import logging
 import socket
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from policy.clusters.gateway import retry
 from policy.clusters.gateway.apply import (
     apply_configmap_key,
     apply_node_annotations,
@@ -140,26 +141,50 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+class StartOnFirstRetry(logging.Handler):
+    """Runs ``start`` when the client logs its first retry (before it waits to try again), and
+    keeps that line: what the first try met."""
+
+    def __init__(self, start: Callable[[], None]) -> None:
+        super().__init__(logging.WARNING)
+        self.start = start
+        self.first_failure: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.first_failure is None:
+            self.first_failure = record.getMessage()
+            self.start()
+
+
 def test_connection_refused_until_the_server_answers(kube: KubeServer, tmp_path: Path) -> None:
+    """Nothing listens on the port until the client's first try was refused; then the server
+    comes up, and the retry reaches it."""
     port = free_port()
-    late = FaultProxy(
-        kube.url,
-        ca_file=str(kube.ca_file),
-        cert_file=str(kube.directory / "server.crt"),
-        key_file=str(kube.directory / "server.key"),
-        port=port,
-    )
-    timer = threading.Timer(0.4, late.start)
-    timer.start()
+    started: list[FaultProxy] = []
+
+    def start() -> None:  # the proxy's socket listens from its construction on
+        late = FaultProxy(
+            kube.url,
+            ca_file=str(kube.ca_file),
+            cert_file=str(kube.directory / "server.crt"),
+            key_file=str(kube.directory / "server.key"),
+            port=port,
+        )
+        started.append(late.start())
+
     kubeconfig = kube.kubeconfig_for(f"https://127.0.0.1:{port}", tmp_path / "kubeconfig")
     policy = RetryPolicy(attempts=10, base_delay=0.05, max_delay=0.2)
+    retries = logging.getLogger(retry.__name__)
+    watcher = StartOnFirstRetry(start)
+    retries.addHandler(watcher)
     try:
-        assert not timer.finished.is_set()  # nothing listens yet: the first tries fail
         with kube.connect(kubeconfig=kubeconfig, retry_policy=policy) as conn:
             assert conn.version()["platform"] == "linux/amd64"
     finally:
-        timer.join()
-        late.stop()
+        retries.removeHandler(watcher)
+        for late in started:
+            late.stop()
+    assert watcher.first_failure is not None and "Connection refused" in watcher.first_failure
 
 
 def test_connection_refused_gives_up(kube: KubeServer, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 from policy.clusters.gateway import informer
 from policy.clusters.gateway.connection import Connection
 from policy.clusters.gateway.informer import ClusterInformer
-from policy.clusters.gateway.readback import NODES, SNAPSHOT_KINDS, read_cluster, version_signature
+from policy.clusters.gateway.readback import NODES, SNAPSHOT_KINDS, version_signature
 from tests.gateway.faultproxy import FaultProxy, matching
 from tests.gateway.kubeserver import Json, KubeServer, create, pending_pod
 
@@ -28,7 +28,7 @@ def state(objects: list[Json]) -> dict[tuple[str, str, str], str]:
 
 
 def assert_matches_server(back_objects: list[Json], signature: str, admin: Connection) -> None:
-    truth = read_cluster(admin)
+    truth = ClusterInformer().read(admin)  # a new cache lists every kind
     assert state(back_objects) == state(truth.objects)
     assert signature == version_signature(back_objects) == truth.signature
 
@@ -110,7 +110,7 @@ def test_an_expired_version_lists_that_kind_again(
     assert proxy.outcomes("GET", "watch=true") == ["fail 410"]
     assert back.listed == ["Node"] and ("Node", "", name) in state(back.objects)
     with kube.connect() as admin:
-        truth = [o for o in read_cluster(admin).objects if o["kind"] == "Node"]
+        truth = ClusterInformer(kinds=(NODES,)).read(admin).objects
     assert state(back.objects) == state(truth)
 
 

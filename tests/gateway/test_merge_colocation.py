@@ -7,7 +7,7 @@ import json
 import pytest
 
 from policy.clusters.gateway.apply import merge_colocation
-from policy.clusters.gateway.desired import collect_policy, node_collect_config
+from policy.clusters.gateway.desired import collect_policy
 from policy.clusters.gateway.errors import PermanentError
 
 FOREIGN = {
@@ -21,6 +21,17 @@ FOREIGN = {
             "cpuReclaimThresholdPercent": 50,
         }
     ],
+}
+# nodeConfigs entries as the collect policies render them (policy.policies.rendering).
+OURS = {
+    "name": "sb-general",
+    "nodeSelector": {"matchLabels": {"pool": "general"}},
+    "metricReportIntervalSeconds": 15,
+}
+THEIRS = {
+    "name": "gpu-pool",
+    "nodeSelector": {"matchLabels": {"pool": "gpu"}},
+    "metricReportIntervalSeconds": 5,
 }
 
 
@@ -41,31 +52,27 @@ def test_sets_only_the_managed_fields() -> None:
 
 
 def test_appends_owned_node_configs_after_foreign_ones() -> None:
-    ours = node_collect_config("sb-general", {"pool": "general"}, report_interval_seconds=15)
-    after, notes, owned = merge_colocation(json.dumps(FOREIGN), {}, [ours], frozenset())
+    after, notes, owned = merge_colocation(json.dumps(FOREIGN), {}, [OURS], frozenset())
     assert after is not None and notes == []
-    assert json.loads(after)["nodeConfigs"] == [FOREIGN["nodeConfigs"][0], ours]
+    assert json.loads(after)["nodeConfigs"] == [FOREIGN["nodeConfigs"][0], OURS]
     assert owned == {"sb-general"}
 
 
 def test_unchanged_config_gives_no_new_text() -> None:
-    ours = node_collect_config("sb-general", {"pool": "general"}, report_interval_seconds=15)
-    first, _, owned = merge_colocation(json.dumps(FOREIGN), collect_policy(30), [ours], frozenset())
-    again, notes, owned_again = merge_colocation(first, collect_policy(30), [ours], owned)
+    first, _, owned = merge_colocation(json.dumps(FOREIGN), collect_policy(30), [OURS], frozenset())
+    again, notes, owned_again = merge_colocation(first, collect_policy(30), [OURS], owned)
     assert again is None and notes == [] and owned_again == owned
 
 
 def test_never_takes_over_a_foreign_node_config() -> None:
-    theirs = node_collect_config("gpu-pool", {"pool": "gpu"}, report_interval_seconds=5)
-    after, notes, owned = merge_colocation(json.dumps(FOREIGN), {}, [theirs], frozenset())
+    after, notes, owned = merge_colocation(json.dumps(FOREIGN), {}, [THEIRS], frozenset())
     assert after is None
     assert owned == frozenset()
     assert notes == ["nodeConfigs entry 'gpu-pool' was written by someone else; left alone"]
 
 
 def test_removes_an_owned_node_config_no_longer_wanted() -> None:
-    ours = node_collect_config("sb-general", {"pool": "general"}, report_interval_seconds=15)
-    first, _, owned = merge_colocation(json.dumps(FOREIGN), {}, [ours], frozenset())
+    first, _, owned = merge_colocation(json.dumps(FOREIGN), {}, [OURS], frozenset())
     after, _, owned_after = merge_colocation(first, {}, [], owned)
     assert after is not None
     assert json.loads(after) == FOREIGN
@@ -73,12 +80,11 @@ def test_removes_an_owned_node_config_no_longer_wanted() -> None:
 
 
 def test_keeps_fields_others_added_to_an_owned_entry() -> None:
-    ours = node_collect_config("sb-general", {"pool": "general"}, report_interval_seconds=15)
-    first, _, owned = merge_colocation(None, {}, [ours], frozenset())
+    first, _, owned = merge_colocation(None, {}, [OURS], frozenset())
     assert first is not None
     edited = json.loads(first)
     edited["nodeConfigs"][0]["cpuReclaimThresholdPercent"] = 70
-    changed = node_collect_config("sb-general", {"pool": "general"}, report_interval_seconds=20)
+    changed = {**OURS, "metricReportIntervalSeconds": 20}
     config = merged(json.dumps(edited), {}, [changed], owned)
     assert config["nodeConfigs"] == [{**changed, "cpuReclaimThresholdPercent": 70}]
     # Dropping the entry later keeps what the other writer put there.

@@ -6,14 +6,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from policy.clusters.gateway.connection import Connection
-from policy.clusters.gateway.readback import (
-    NODES,
-    PODS,
-    SNAPSHOT_KINDS,
-    list_objects,
-    read_cluster,
-    watch,
-)
+from policy.clusters.gateway.informer import ClusterInformer
+from policy.clusters.gateway.readback import NODES, PODS, SNAPSHOT_KINDS, list_objects, watch
 from policy.web.presenters.loadaware import NodeLoad, cluster_load, default_plugin
 from scoring.snapshot import Snapshot
 from tests.gateway.conftest import SEED_NOW
@@ -35,7 +29,7 @@ def key(obj: Json) -> tuple[str, str, str]:
 def test_every_seeded_object_comes_back_as_kubectl_prints_it(
     seeded: list[Json], admin: Connection
 ) -> None:
-    back = read_cluster(admin)
+    back = ClusterInformer().read(admin)  # a refresh's first read: every kind listed
     assert back.missing == []
     assert set(back.resource_versions) == {kind.kind for kind in SNAPSHOT_KINDS}
     found = {key(obj): obj for obj in back.objects}
@@ -97,7 +91,7 @@ def test_the_engine_and_dashboard_see_the_same_cluster(
     seeded: list[Json], admin: Connection
 ) -> None:
     seeded_keys = {key(obj) for obj in seeded}
-    back = [obj for obj in read_cluster(admin).objects if key(obj) in seeded_keys]
+    back = [obj for obj in ClusterInformer().read(admin).objects if key(obj) in seeded_keys]
     assert len(back) == len(seeded)
 
     sent, got = Snapshot.from_objects(seeded), Snapshot.from_objects(back)

@@ -14,7 +14,7 @@ from policy.clusters.gateway.apply import (
     read_configmap,
 )
 from policy.clusters.gateway.connection import Connection
-from policy.clusters.gateway.desired import collect_policy, node_collect_config
+from policy.clusters.gateway.desired import collect_policy
 from policy.clusters.gateway.errors import PermanentError
 from tests.gateway.kubeserver import create, ensure_namespaces
 
@@ -34,7 +34,12 @@ OTHER_KEYS = {
     "resource-threshold-config": '{"clusterStrategy": {"enable": false}}',
     "cpu-burst-config": '{"clusterStrategy": {"policy": "auto"}}',
 }
-GENERAL = node_collect_config("sb-general", {"pool": "general"}, report_interval_seconds=15)
+# A nodeConfigs entry as a collect policy renders it (policy.policies.rendering).
+GENERAL = {
+    "name": "sb-general",
+    "nodeSelector": {"matchLabels": {"pool": "general"}},
+    "metricReportIntervalSeconds": 15,
+}
 
 
 @pytest.fixture
@@ -99,7 +104,11 @@ def test_removes_only_what_it_owns(admin: Connection, target: SloTarget) -> None
 
 def test_leaves_a_foreign_node_config_alone(admin: Connection, target: SloTarget) -> None:
     seed_configmap(admin, target, json.dumps(COLOCATION))
-    theirs = node_collect_config("gpu-pool", {"pool": "gpu"}, report_interval_seconds=5)
+    theirs = {
+        "name": "gpu-pool",
+        "nodeSelector": {"matchLabels": {"pool": "gpu"}},
+        "metricReportIntervalSeconds": 5,
+    }
     plan = plan_slo_colocation(admin, {}, [theirs], set(), target=target)
     assert plan.changes == [] and plan.owned == frozenset()
     assert "'gpu-pool' was written by someone else" in plan.notes[0]

@@ -2,8 +2,9 @@
 real transactions (``transaction=True``). Run against PostgreSQL (``DATABASE_URL``), where
 ``select_for_update`` really locks; SQLite serializes writers anyway.
 
-The services validate the whole configuration while holding its lock; the tests slow that
-step down so the second request certainly arrives while the first holds the lock.
+The services validate the whole configuration while holding its lock. There the first request
+waits until PostgreSQL shows the other one waiting for that lock (polled in ``pg_locks``), so
+the second request certainly arrives while the first holds the lock, however slow the machine.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -31,6 +33,7 @@ pytestmark = [
         connection.vendor != "postgresql", reason="row locks need PostgreSQL (set DATABASE_URL)"
     ),
 ]
+WAIT = 20  # seconds a request may take to reach the lock on a busy machine
 
 
 @pytest.fixture
@@ -40,15 +43,53 @@ def key(db: None) -> str:
     return create_token(user, name="race")[1]
 
 
-@pytest.fixture
-def slow_validation(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = documents.validate_tree
+@dataclass
+class LockHeld:
+    """What the first validation saw: ``holding`` is set once it runs (its request holds the
+    configuration's lock), ``waited`` once another request was seen waiting for that lock."""
 
-    def slow(tree: Any, target: Any = None) -> Any:
-        time.sleep(0.3)
+    holding: threading.Event = field(default_factory=threading.Event)
+    waited: bool = False
+
+
+def others_wait_for_the_configuration() -> bool:
+    """Whether another transaction, blocked by this connection's, waits to lock a configuration
+    row (it holds the row's tuple lock while it waits for this transaction to end)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'tuple' AND relation = %s::regclass"
+            " AND pg_backend_pid() = ANY(pg_blocking_pids(pid))",
+            [SchedulerConfiguration._meta.db_table],
+        )
+        return bool(cursor.fetchone()[0])
+
+
+def poll(condition: Callable[[], bool]) -> bool:
+    """Whether ``condition`` came true within :data:`WAIT` seconds."""
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+@pytest.fixture
+def lock_held(monkeypatch: pytest.MonkeyPatch) -> LockHeld:
+    """The first validation (its request holds the configuration's lock) signals ``holding``,
+    then goes on only once another request waits for that lock; later ones run at once."""
+    real = documents.validate_tree
+    held = LockHeld()
+    first = threading.Lock()
+
+    def validate(tree: Any, target: Any = None) -> Any:
+        if first.acquire(blocking=False):  # never released: only the first call waits
+            held.holding.set()
+            held.waited = poll(others_wait_for_the_configuration)
         return real(tree, target)
 
-    monkeypatch.setattr(documents, "validate_tree", slow)
+    monkeypatch.setattr(documents, "validate_tree", validate)
+    return held
 
 
 @pytest.fixture
@@ -89,7 +130,7 @@ def _close_connections() -> Iterator[None]:
 
 
 def test_two_writers_with_the_same_etag_one_gets_412(
-    key: str, configuration: SchedulerConfiguration, slow_validation: None
+    key: str, configuration: SchedulerConfiguration, lock_held: LockHeld
 ) -> None:
     profile = configuration.profiles.get(scheduler_name="a")
     url = f"/api/v1/profiles/{profile.pk}/"
@@ -100,6 +141,7 @@ def test_two_writers_with_the_same_etag_one_gets_412(
         )
 
     first, second = race(key, rename("x"), rename("y"))
+    assert lock_held.waited, "the second request never waited for the configuration's lock"
     assert sorted([first.status_code, second.status_code]) == [200, 412]
     winner = first if first.status_code == 200 else second
     loser = second if winner is first else first
@@ -112,7 +154,7 @@ def test_two_writers_with_the_same_etag_one_gets_412(
 
 
 def test_edits_of_two_profiles_are_validated_one_after_the_other(
-    key: str, configuration: SchedulerConfiguration, slow_validation: None
+    key: str, configuration: SchedulerConfiguration, lock_held: LockHeld
 ) -> None:
     """Each rename alone is valid; together they would duplicate a schedulerName."""
     a = configuration.profiles.get(scheduler_name="a")
@@ -123,6 +165,7 @@ def test_edits_of_two_profiles_are_validated_one_after_the_other(
         return lambda c: c.patch(url, {"scheduler_name": "same"}, format="json", HTTP_IF_MATCH="*")
 
     first, second = race(key, rename(a), rename(b))
+    assert lock_held.waited, "the second request never waited for the configuration's lock"
     assert sorted([first.status_code, second.status_code]) == [200, 400]
     refused = first if first.status_code == 400 else second
     assert refused.json()["errors"][0]["type"] == "FieldValueDuplicate"
@@ -131,7 +174,7 @@ def test_edits_of_two_profiles_are_validated_one_after_the_other(
 
 
 def test_a_profile_edit_makes_the_configuration_etag_stale(
-    key: str, configuration: SchedulerConfiguration, slow_validation: None
+    key: str, configuration: SchedulerConfiguration, lock_held: LockHeld
 ) -> None:
     profile = configuration.profiles.get(scheduler_name="a")
     config_url = f"/api/v1/scheduler-configurations/{configuration.pk}/"
@@ -141,10 +184,11 @@ def test_a_profile_edit_makes_the_configuration_etag_stale(
     )
 
     def edit_configuration(client: APIClient) -> Any:
-        time.sleep(0.1)  # start second: the profile edit holds the configuration's lock
+        assert lock_held.holding.wait(WAIT)  # second: the profile edit holds the lock
         return client.patch(config_url, {"parallelism": 4}, format="json", HTTP_IF_MATCH='W/"1"')
 
     profile_response, config_response = race(key, edit_profile, edit_configuration)
+    assert lock_held.waited, "the configuration edit never waited for the configuration's lock"
     assert profile_response.status_code == 200
     assert config_response.status_code == 412
     configuration.refresh_from_db()

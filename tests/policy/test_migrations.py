@@ -134,6 +134,7 @@ def test_decisions_are_stored_compact_and_back(executor: MigrationExecutor) -> N
     rows = new.get_model("policy", "PlacementDecision").objects.in_bulk(ids)
     for pk, explanation in zip(ids, explanations, strict=True):
         data = bytes(rows[pk].explanation_data)
+        assert data.startswith(decision_codec.MAGIC_V1)  # format 1, as when 0017 was written
         assert decision_codec.decode(data) == explanation
         summary = rows[pk].explanation_summary
         assert summary["nodes"] == len(explanation.get("nodes", ()))

@@ -6,7 +6,8 @@ import pytest
 from django.contrib.auth.models import AnonymousUser, Group, User
 from django.core.management import call_command
 
-from policy.accounts.roles import can_edit_policy, can_push_policy, can_view, roles_of
+from policy.accounts.roles import can_edit_policy, can_push_policy, has_role, roles_of
+from policy.core.choices import Role
 
 
 def test_groups_exist_after_migrations(db: None) -> None:
@@ -40,18 +41,20 @@ def test_roles_include_lower_ones(
     assert roles_of(user) == expected
 
 
-def test_capabilities(viewer: User, editor: User, operator: User) -> None:
-    assert [can_view(viewer), can_edit_policy(viewer), can_push_policy(viewer)] == [
+def test_capabilities(viewer: User, editor: User, operator: User, nobody: User) -> None:
+    """Reading is the viewer role, as pages and the API check it (``has_role``)."""
+    assert [has_role(viewer, Role.VIEWER), can_edit_policy(viewer), can_push_policy(viewer)] == [
         True,
         False,
         False,
     ]
-    assert [can_view(editor), can_edit_policy(editor), can_push_policy(editor)] == [
+    assert [has_role(editor, Role.VIEWER), can_edit_policy(editor), can_push_policy(editor)] == [
         True,
         True,
         False,
     ]
     assert can_push_policy(operator)
+    assert not has_role(nobody, Role.VIEWER)
 
 
 def test_inactive_and_anonymous_users_have_no_role(viewer: User) -> None:

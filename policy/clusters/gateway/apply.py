@@ -657,8 +657,9 @@ def plan_slo_colocation(
     target: SloTarget = SloTarget(),
 ) -> Plan:
     """The change to ``colocation-config`` for the collect policy: ``cluster`` from
-    :func:`~policy.clusters.gateway.desired.collect_policy`, ``node_configs`` from
-    :func:`~policy.clusters.gateway.desired.node_collect_config`, ``owned`` the entry names
+    :func:`~policy.clusters.gateway.desired.collect_policy`, ``node_configs`` the
+    ``nodeConfigs[]`` entries of the collect policies
+    (:func:`~policy.policies.rendering.colocation_config`), ``owned`` the entry names
     schedboard wrote before."""
     configmap = read_configmap(conn, target.namespace, target.name)
     return _plan_slo_from(configmap, cluster, node_configs, owned, target)

@@ -51,24 +51,3 @@ def collect_policy(
         AGGREGATE_DURATION: _seconds(AGGREGATE_DURATION, aggregate_duration_seconds),
         REPORT_INTERVAL: _seconds(REPORT_INTERVAL, report_interval_seconds),
     }
-
-
-def node_collect_config(
-    name: str,
-    match_labels: Mapping[str, str],
-    report_interval_seconds: int | None = None,
-    aggregate_duration_seconds: int | None = None,
-) -> dict[str, Any]:
-    """A ``nodeConfigs[]`` entry overriding the collect policy on the nodes a selector picks."""
-    if not name:
-        raise ValueError("a node config needs a name (it identifies the entry)")
-    if not match_labels:
-        raise ValueError("a node config needs a non-empty node selector")
-    entry: dict[str, Any] = {
-        "name": name,
-        "nodeSelector": {"matchLabels": dict(sorted(match_labels.items()))},
-    }
-    for key, value in collect_policy(report_interval_seconds, aggregate_duration_seconds).items():
-        if value is not None:
-            entry[key] = value
-    return entry

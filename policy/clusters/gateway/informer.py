@@ -1,12 +1,12 @@
 """An informer-style cache of a cluster's objects: list each kind once, then watch.
 
 The worker's refresh asks :func:`informer_for` for a cluster's objects. The first refresh in a
-process lists every kind (as :func:`read_cluster` does); later ones read only the watch events
-after the resourceVersion the cache holds, so a refresh costs what changed, not the cluster's
-size. As client-go's reflector does (``staging/src/k8s.io/client-go/tools/cache/reflector.go``),
-a watch answered with 410 Gone (the version has left the apiserver's watch cache) lists that kind
-again, and each applied event moves the kind's resourceVersion, so the cache always holds a state
-the cluster was in.
+process lists every kind (:func:`~policy.clusters.gateway.readback.list_objects`, page by
+page); later ones read only the watch events after the resourceVersion the cache holds, so a
+refresh costs what changed, not the cluster's size. As client-go's reflector does
+(``staging/src/k8s.io/client-go/tools/cache/reflector.go``), a watch answered with 410 Gone (the
+version has left the apiserver's watch cache) lists that kind again, and each applied event
+moves the kind's resourceVersion, so the cache always holds a state the cluster was in.
 
 A Celery task cannot hold a watch open between runs, so each refresh *drains* the watch: it takes
 the events the apiserver sends at once and stops after :data:`IDLE_SECONDS` without one (or when

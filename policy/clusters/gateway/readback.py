@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 from policy.clusters.gateway.connection import Connection, Json
 from policy.clusters.gateway.errors import NotFoundError, PermanentError, ResourceVersionExpired
@@ -200,32 +200,6 @@ class Readback:
     def taken_at(self) -> datetime:
         """The snapshot's time: when the first list began (objects are at least this new)."""
         return self.started_at
-
-
-def read_cluster(
-    conn: Connection,
-    kinds: tuple[Kind, ...] = SNAPSHOT_KINDS,
-    *,
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-) -> Readback:
-    """List every kind in ``kinds`` into one object list for ``ClusterSnapshot``."""
-    started = clock()
-    objects: list[Json] = []
-    versions: dict[str, str] = {}
-    missing: list[str] = []
-    counts: dict[str, int] = {}
-    for kind in kinds:
-        result = list_objects(conn, kind)
-        objects.extend(slim(item, kind) for item in result.items)
-        counts[kind.kind] = len(result.items)
-        if result.missing:
-            missing.append(kind.kind)
-        else:
-            versions[kind.kind] = result.resource_version
-    back = Readback(objects, versions, missing, started, clock(), counts)
-    back.signature = version_signature(objects)
-    back.listed = [kind.kind for kind in kinds]
-    return back
 
 
 SIGNATURE_MODULUS = 2**128

@@ -98,10 +98,6 @@ class PlacementDecision(models.Model):
         related_name="decisions",
         help_text="What explanation_data was compressed against (none: alone).",
     )
-    explanation_summary = models.JSONField(
-        default=dict,
-        help_text="The explanation's top-level fields (all but the node list) and its size.",
-    )
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
