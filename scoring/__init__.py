@@ -42,7 +42,6 @@ from scoring.decision_codec import (
     pack_decision,
 )
 from scoring.decision_codec import DIGEST as BASE_DIGEST_BYTES
-from scoring.decision_codec import NODES as EXPLANATION_NODES
 from scoring.decision_codec import Base as DecisionBase
 from scoring.decision_codec import Packed as PackedDecision
 from scoring.decision_codec import encode as encode_explanation
@@ -129,7 +128,6 @@ __all__ = [
     "DEFAULT_RANKED",
     "DEFAULT_SCHEDULER",
     "DUPLICATE",
-    "EXPLANATION_NODES",
     "EXTENSION_POINTS",
     "FLAVORS",
     "FROM_ANNOTATION",
