@@ -13,14 +13,16 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from policy.accounts.changes import ChangeContext
-from policy.clusters.gateway.connection import ConnectionSpec, Timeouts, connect
+from policy.clusters.gateway.connection import Connection, ConnectionSpec, Timeouts, connect
 from policy.clusters.gateway.discovery import (
     SCHEDULER_CONFIGMAP_PLACES,
     Access,
     ConfigMapKey,
+    KeyUnknown,
     find_scheduler_configmap,
     missing_access,
     needed_access,
+    scheduler_key,
 )
 from policy.clusters.gateway.retry import RetryPolicy
 from policy.clusters.models import Cluster
@@ -30,7 +32,8 @@ from policy.core.validators import (
     dns1123_label_validator,
     dns1123_subdomain_validator,
 )
-from policy.policies.services import ClusterService
+from policy.policies.services import ClusterService, LocatedError, PolicyInvalid
+from scoring import INVALID
 
 SLO_CONFIGMAP = ConfigMapKey("koordinator-system", "slo-controller-config", "colocation-config")
 DESCHEDULER_CONFIGMAP = ConfigMapKey(
@@ -45,9 +48,10 @@ CHECK_TIMEOUTS = Timeouts(connect=3.0, read=5.0, total=CHECK_SECONDS)
 CHECK_RETRIES = RetryPolicy(attempts=2, base_delay=0.25, max_delay=1.0, deadline=CHECK_SECONDS)
 
 
-def parse_configmap(text: str, default_key: str) -> ConfigMapKey:
+def parse_configmap(text: str, default_key: str = "") -> ConfigMapKey:
     """``NAMESPACE/NAME[:KEY]``, each part checked against Kubernetes' rules before any cluster
-    is asked: ValueError naming the part and the rule."""
+    is asked: ValueError naming the part and the rule. Without ``default_key``, a key left out
+    stays "" (connecting finds it: :func:`scheduler_key`)."""
     location = ConfigMapKey.parse(text, default_key)
     checks = (
         ("namespace", location.namespace, dns1123_label_validator),
@@ -55,6 +59,8 @@ def parse_configmap(text: str, default_key: str) -> ConfigMapKey:
         ("key", location.key, configmap_key_validator),
     )
     for part, value, check in checks:
+        if part == "key" and not value:
+            continue
         try:
             check(value)
         except ValidationError as exc:
@@ -113,6 +119,8 @@ def add_cluster(
     )
     with connect(spec, retry_policy=CHECK_RETRIES, timeouts=CHECK_TIMEOUTS) as conn:
         version = str(conn.version().get("gitVersion", "?"))
+        if scheduler_configmap is not None:
+            scheduler_configmap = _with_key(conn, scheduler_configmap)
         found = None if scheduler_configmap else find_scheduler_configmap(conn)
         place = scheduler_configmap or found or SCHEDULER_CONFIGMAP_PLACES[0]
         descheduler = descheduler_configmap or DESCHEDULER_CONFIGMAP
@@ -135,3 +143,15 @@ def add_cluster(
         ctx,
     )
     return Connected(cluster, version, place, found is not None, missing)
+
+
+def _with_key(conn: Connection, place: ConfigMapKey) -> ConfigMapKey:
+    """The scheduler ConfigMap named without a key, with its key (:func:`scheduler_key`);
+    ``PolicyInvalid`` on the field when it cannot be told."""
+    try:
+        return scheduler_key(conn, place)
+    except KeyUnknown as exc:
+        field = "scheduler_configmap"
+        raise PolicyInvalid(
+            [LocatedError("cluster", None, field, field, INVALID, str(exc))]
+        ) from None

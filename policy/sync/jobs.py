@@ -634,9 +634,17 @@ def _adopt(job: SyncJob, state: ClusterSyncState, text: str | None, log: JobLog)
     schedboard stores none, adopts it as the stored one (kept as written), so a push writes
     back what the scheduler already runs; an invalid one is left alone and logged."""
     cluster = job.cluster
-    if not text or SchedulerConfiguration.objects.filter(cluster=cluster).exists():
+    if SchedulerConfiguration.objects.filter(cluster=cluster).exists():
         return
     ref = f"{cluster.scheduler_config_namespace}/{cluster.scheduler_config_name}"
+    if not text:
+        log(
+            "no scheduler configuration at %s:%s: nothing adopted (is that the key the "
+            "scheduler reads? the cluster's settings name it)",
+            ref,
+            cluster.scheduler_config_key,
+        )
+        return
     try:
         with transaction.atomic():
             configuration = policies.SchedulerConfigurationService().adopt(

@@ -192,3 +192,21 @@ def test_a_push_that_leaves_the_adopted_document_alone_reports_no_drift(
     refresh()
     state = ClusterSyncState.objects.get(cluster=cluster)
     assert state.drift == []
+
+
+@pytest.mark.django_db
+def test_a_refresh_that_finds_no_configuration_at_the_key_says_so(
+    kube: KubeServer, admin: Connection, unique: Callable[[str], str], run_on_commit: Any
+) -> None:
+    """The ConfigMap exists but holds its document under another key: nothing is adopted, and
+    the job's log (the Sync page shows it) names the place read."""
+    cluster = _cluster(kube, admin, unique, "{}")
+    Cluster.objects.filter(pk=cluster.pk).update(scheduler_config_key="config.yaml")
+    cluster.refresh_from_db()
+    with run_on_commit():
+        job = sync_services.refresh(cluster)
+    job.refresh_from_db()
+    assert job.status == "succeeded", job.log
+    assert not SchedulerConfiguration.objects.filter(cluster=cluster).exists()
+    place = f"{NAMESPACE}/{cluster.scheduler_config_name}:config.yaml"
+    assert f"no scheduler configuration at {place}: nothing adopted" in job.log

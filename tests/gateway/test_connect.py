@@ -14,8 +14,9 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
 from policy.accounts.models import PolicyChange
+from policy.clusters.gateway.connection import Connection
 from policy.clusters.models import Cluster
-from tests.gateway.kubeserver import KubeServer
+from tests.gateway.kubeserver import KubeServer, create
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("rbac")]
 
@@ -76,6 +77,64 @@ def test_an_unreachable_server_or_a_bad_argument_stores_nothing(
         add(unique("down"), "--kubeconfig", str(elsewhere))
     with pytest.raises(CommandError, match="expected NAMESPACE/NAME"):
         add(unique("x"), "--kubeconfig", str(kube.kubeconfig), "--scheduler-configmap", "nope")
+    assert not Cluster.objects.exists()
+
+
+def configmap(admin: Connection, name: str, keys: list[str]) -> str:
+    """A ConfigMap in kube-system holding ``keys``; its NAMESPACE/NAME."""
+    data = dict.fromkeys(keys, "{}")
+    meta = {"name": name, "namespace": "kube-system"}
+    create(admin, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data})
+    return f"kube-system/{name}"
+
+
+def stored_key(name: str) -> str:
+    return str(Cluster.objects.get(name=name).scheduler_config_key)
+
+
+def test_a_configmap_named_without_its_key_gets_the_known_key_or_its_only_one(
+    kube: KubeServer, admin: Connection, unique: Callable[[str], str]
+) -> None:
+    """Koordinator's chart location keeps its chart's key, not ``config.yaml``; a ConfigMap of
+    one key is read at that key."""
+    config = str(kube.kubeconfig)
+    chart = unique("chart")
+    out = add(chart, "--kubeconfig", config, "--scheduler-configmap",
+              "koordinator-system/koord-scheduler-config")  # fmt: skip
+    assert stored_key(chart) == "koord-scheduler-config", out
+    single = configmap(admin, unique("one-key"), ["sched.yaml"])
+    own = unique("own")
+    add(own, "--kubeconfig", config, "--scheduler-configmap", single)
+    assert stored_key(own) == "sched.yaml"
+
+
+def test_a_configmap_named_without_its_key_is_refused_when_the_key_cannot_be_told(
+    kube: KubeServer,
+    admin: Connection,
+    api_client: Any,
+    superuser: User,
+    unique: Callable[[str], str],
+) -> None:
+    """Several keys, none, or no such ConfigMap: refused naming what is there, nothing stored."""
+    config = str(kube.kubeconfig)
+    several = configmap(admin, unique("two-keys"), ["b.yaml", "a.yaml"])
+    with pytest.raises(CommandError, match=r"holds the keys a\.yaml, b\.yaml; name the sched"):
+        add(unique("several"), "--kubeconfig", config, "--scheduler-configmap", several)
+    empty = configmap(admin, unique("empty"), [])
+    with pytest.raises(CommandError, match="holds no data"):
+        add(unique("empty"), "--kubeconfig", config, "--scheduler-configmap", empty)
+    api_client.force_login(superuser)
+    body = {
+        "name": unique("absent"),
+        "kind": "kubeconfig",
+        "kubeconfig_path": config,
+        "scheduler_configmap": "kube-system/no-such-configmap",
+    }
+    response = api_client.post("/api/v1/clusters/", body, format="json")
+    assert response.status_code == 400, response.content
+    [message] = response.json()["scheduler_configmap"]
+    assert "kube-system/no-such-configmap: cannot read it" in message
+    assert "name the key: kube-system/no-such-configmap:KEY" in message
     assert not Cluster.objects.exists()
 
 

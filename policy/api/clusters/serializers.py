@@ -118,9 +118,7 @@ class ConnectClusterSerializer(serializers.Serializer[Any]):
             raise serializers.ValidationError({"kubeconfig_path": ["Required for kubeconfig."]})
         if data["scheduler_configmap"]:
             try:
-                data["scheduler_configmap"] = parse_configmap(
-                    data["scheduler_configmap"], "config.yaml"
-                )
+                data["scheduler_configmap"] = parse_configmap(data["scheduler_configmap"])
             except ValueError as exc:
                 raise serializers.ValidationError({"scheduler_configmap": [str(exc)]}) from None
         else:

@@ -16,7 +16,7 @@ create, so a missing verb is named before the first refresh or push fails on it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import quote
 
 from policy.clusters.gateway.connection import Connection
@@ -38,7 +38,8 @@ class ConfigMapKey:
 
     @classmethod
     def parse(cls, text: str, default_key: str) -> ConfigMapKey:
-        """``NAMESPACE/NAME[:KEY]``; ValueError naming the expected form otherwise."""
+        """``NAMESPACE/NAME[:KEY]`` (``default_key`` when the key is left out; "" leaves it to
+        :func:`scheduler_key`); ValueError naming the expected form otherwise."""
         where, _, key = text.partition(":")
         namespace, _, name = where.partition("/")
         if not namespace or not name or "/" in name:
@@ -61,6 +62,33 @@ SCHEDULER_CONFIGMAP_PLACES = (
     ),
     ConfigMapKey("kube-system", "kube-scheduler-config", "config.yaml", "kube-scheduler"),
 )
+
+
+class KeyUnknown(ValueError):
+    """Which key of a named ConfigMap holds the scheduler's configuration cannot be told."""
+
+
+def scheduler_key(conn: Connection, place: ConfigMapKey) -> ConfigMapKey:
+    """``place`` with its key: the one given; else the key a known installation puts at that
+    ConfigMap; else the ConfigMap's only key. :class:`KeyUnknown` (naming the keys there)
+    when it has several or none, or cannot be read: guessing would adopt nothing and say
+    nothing."""
+    if place.key:
+        return place
+    for known in SCHEDULER_CONFIGMAP_PLACES:
+        if (known.namespace, known.name) == (place.namespace, place.name):
+            return known
+    where = f"{place.namespace}/{place.name}"
+    path = f"/api/v1/namespaces/{quote(place.namespace)}/configmaps/{quote(place.name)}"
+    try:
+        configmap = conn.request("GET", path, what=f"get {where}")
+    except PermanentError as exc:
+        raise KeyUnknown(f"{where}: cannot read it ({exc}); name the key: {where}:KEY") from None
+    keys = sorted(configmap.get("data") or {})
+    if len(keys) == 1:
+        return replace(place, key=keys[0])
+    held = f"holds the keys {', '.join(keys)}" if keys else "holds no data"
+    raise KeyUnknown(f"{where} {held}; name the scheduler's: {where}:KEY")
 
 
 def find_scheduler_configmap(

@@ -56,7 +56,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             scheduler = (
-                parse_configmap(options["scheduler_configmap"], "config.yaml")
+                parse_configmap(options["scheduler_configmap"])
                 if options["scheduler_configmap"]
                 else None
             )

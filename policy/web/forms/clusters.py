@@ -43,7 +43,7 @@ class AddClusterForm(forms.Form):
         if not text:
             return None
         try:
-            return parse_configmap(text, "config.yaml")
+            return parse_configmap(text)
         except ValueError as exc:
             raise forms.ValidationError(str(exc)) from None
 
