@@ -92,6 +92,7 @@ def _precheck(text: str, source: str) -> None:
 def _documents(text: str, source: str, loader_class: type[yaml.SafeLoader]) -> Iterator[Any]:
     _precheck(text, source)
     loader = loader_class(text)
+    loader.name = source  # errors say 'in "<source>", line 3', not "<unicode string>"
     try:
         while True:
             try:
