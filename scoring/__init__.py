@@ -112,7 +112,12 @@ from scoring.selectors import describe_error as describe_selector_error
 from scoring.simulation.compare import cluster_state, differences, run_summary, what_if
 from scoring.simulation.metrics import reported_resources
 from scoring.simulation.simulator import SimulationRun
-from scoring.simulation.workload import TooManyPods, expand_workload, workload_controllers
+from scoring.simulation.workload import (
+    TooManyPods,
+    expand_workload,
+    workload_controllers,
+    workload_pod,
+)
 from scoring.snapshot import BoolArray, Snapshot, gc_paused
 from scoring.synthetic import cpu_quantity, generate_cluster, memory_quantity
 from scoring.timeutil import parse_time
@@ -244,4 +249,5 @@ __all__ = [
     "validate_loadaware_args",
     "what_if",
     "workload_controllers",
+    "workload_pod",
 ]

@@ -26,7 +26,7 @@ from policy.engine import client
 from policy.engine.questions import Refused
 from policy.policies import documents
 from policy.policies.models import SchedulerConfiguration
-from scoring import InputError, Target, is_dns1123_subdomain, load_yaml
+from scoring import InputError, Target, is_dns1123_subdomain, load_yaml, workload_pod
 
 
 class EvaluationError(Refused):
@@ -50,11 +50,32 @@ def pod_manifest(data: Any) -> dict[str, Any]:
             raise EvaluationError("pod", f"not valid YAML or JSON: {exc}") from None
         except InputError as exc:
             raise EvaluationError("pod", str(exc)) from None
-    if not isinstance(data, dict) or data.get("kind", "Pod") != "Pod":
+    if isinstance(data, dict) and data.get("kind", "Pod") != "Pod":
+        data = _template_pod(data)
+    if not isinstance(data, dict):
         raise EvaluationError("pod", "expected a v1 Pod object (kind: Pod)")
     _check_storable(data)
     _check_names(data.get("metadata"))
     return data
+
+
+def _template_pod(workload: dict[str, Any]) -> dict[str, Any]:
+    """The first pod a Deployment, ReplicaSet, StatefulSet or Job's controller makes from its
+    template (as what-if makes it): the pod that would be scheduled."""
+    try:
+        pod = workload_pod(workload)
+    except KeyError:
+        kind = f"{workload.get('apiVersion', '')} {workload.get('kind', '')}".strip()
+        raise EvaluationError(
+            "pod",
+            f"expected a v1 Pod, or an apps/v1 Deployment, ReplicaSet or StatefulSet or a "
+            f"batch/v1 Job (its pod template is evaluated); got {kind}",
+        ) from None
+    except InputError as exc:
+        raise EvaluationError("pod", str(exc)) from None
+    if pod is None:
+        raise EvaluationError("pod", "the workload makes no pod (replicas: 0)")
+    return dict(pod)
 
 
 def _check_storable(data: dict[str, Any]) -> None:

@@ -302,6 +302,16 @@ def expand_workload(
     return pods
 
 
+def workload_pod(obj: Mapping[str, Any], *, seed: int = 0) -> Mapping[str, Any] | None:
+    """The first pod the controller of ``obj`` (a Deployment, ReplicaSet, StatefulSet or Job)
+    makes, as :func:`expand_workload` makes it; None when it makes none (``replicas: 0``).
+    Only that pod is made, whatever the replica count. KeyError for a kind not read."""
+    api_version = str(obj.get("apiVersion") or "")
+    group = api_version.split("/")[0] if "/" in api_version else ""
+    expander = _EXPANDERS[(group, str(obj.get("kind") or ""))]
+    return next(iter(expander(obj, _Namer(seed))), None)
+
+
 def workload_controllers(objects: Iterable[Mapping[str, Any]]) -> list[Obj]:
     """The ReplicaSets and StatefulSets a cluster would hold for the workload's pods.
 

@@ -219,3 +219,45 @@ def test_bad_paging_is_a_400_and_records_nothing(
     assert response.status_code == 400
     assert "nodes_limit" in response.json()
     assert not PlacementDecision.objects.exists()
+
+
+def deployment(replicas: int) -> dict[str, Any]:
+    pod = small_pod("ignored")
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "shop"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod["spec"]},
+        },
+    }
+
+
+def test_a_deployment_is_evaluated_as_the_pod_its_template_makes(
+    api_client: Any, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    """As what-if reads it: the ReplicaSet's first pod (one, whatever the replicas)."""
+    api_client.force_login(viewer)
+    response = evaluate(api_client, demo_snapshot, {"pod": deployment(1_000_000)})
+    assert response.status_code == 201, response.content
+    namespace, name = response.json()["pod"].split("/")
+    assert namespace == "shop" and name.startswith("web-")
+    decision = PlacementDecision.objects.get()
+    assert decision.pod["kind"] == "Pod"
+    assert decision.pod["metadata"]["labels"]["app"] == "web"
+    [owner] = decision.pod["metadata"]["ownerReferences"]
+    assert owner["kind"] == "ReplicaSet"
+
+
+def test_a_workload_that_makes_no_pod_or_is_not_read_is_a_400(
+    api_client: Any, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    api_client.force_login(viewer)
+    none = evaluate(api_client, demo_snapshot, {"pod": deployment(0)})
+    assert none.status_code == 400 and "makes no pod" in none.json()["pod"][0]
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}}
+    other = evaluate(api_client, demo_snapshot, {"pod": service})
+    assert other.status_code == 400 and "got v1 Service" in other.json()["pod"][0]
+    assert PlacementDecision.objects.count() == 0

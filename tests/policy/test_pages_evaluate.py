@@ -93,7 +93,7 @@ def test_profile_overrides_the_scheduler_name(
     [
         ({}, "Paste a manifest, upload one, or pick a pending pod."),
         ({"manifest": "kind: Pod\n  bad: [indent"}, "Not valid YAML or JSON"),
-        ({"manifest": "kind: Deployment\n"}, "Expected a v1 Pod object"),
+        ({"manifest": "kind: Deployment\n"}, "Expected a v1 Pod, or an apps/v1 Deployment"),
         ({"manifest": "[1, 2]"}, "Expected a v1 Pod object"),
         ({"manifest": "kind: Pod\nspec: {containers: []}\n"}, "metadata.name: required"),
         ({"pending": "nope/none"}, "Select a valid choice"),

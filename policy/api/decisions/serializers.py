@@ -28,7 +28,10 @@ class PodField(serializers.JSONField):
 
 
 class EvaluateRequestSerializer(serializers.Serializer[Any]):
-    pod = PodField(help_text="The v1 Pod to place (object, or YAML/JSON text).")
+    pod = PodField(
+        help_text="The v1 Pod to place (object, or YAML/JSON text); or a Deployment, ReplicaSet, "
+        "StatefulSet or Job, whose controller's first pod is placed."
+    )
     configuration = serializers.IntegerField(
         required=False,
         allow_null=True,

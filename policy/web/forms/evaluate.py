@@ -46,6 +46,8 @@ class EvaluateForm(forms.Form):
     manifest = forms.CharField(
         required=False,
         label="Pod manifest (YAML or JSON)",
+        help_text="A Pod, or a Deployment, ReplicaSet, StatefulSet or Job: the first pod its "
+        "controller would make is evaluated.",
         widget=forms.Textarea(
             attrs={
                 "rows": 14,
