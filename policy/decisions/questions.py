@@ -178,8 +178,11 @@ def _base(stored: ClusterSnapshot, packed: PackedDecision) -> ExplanationBase:
 
 
 def _page(decision: Decision, offset: int | None, limit: int | None) -> dict[str, Any]:
-    """The nodes an API answer shows, and what it leaves out (as ``GET /decisions/{id}/``)."""
-    cut = explanation_page(decision, offset, limit)
+    """The nodes an API answer shows, and what it leaves out (as ``GET /decisions/{id}/``).
+    Their explanations are many small dicts: with the collector running, one of its passes
+    over the engine worker's old objects can land here and cost more than the page."""
+    with gc_paused():
+        cut = explanation_page(decision, offset, limit)
     selection = cut.selection
     return {
         "explanation": cut.explanation,

@@ -141,3 +141,19 @@ def test_the_node_itself_labels_taints_conditions_images_and_its_threshold_polic
     other = next(o for o in demo_snapshot.objects if o["kind"] == "Node" and o is not node)
     html = node_page(client, viewer, demo_snapshot, other["metadata"]["name"]).content.decode()
     assert "pinned" not in html
+
+
+def test_a_cordoned_node_does_not_read_as_passing(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    """The demo's cordoned node passes LoadAware's load check, but no new pod lands on it: its
+    page and its dashboard row say that, not a green "passes"."""
+    html = node_page(client, viewer, demo_snapshot, "general-a-0009").content.decode()
+    assert "no new pods: NodeUnschedulable refuses them" in html
+    assert "LoadAware's load check alone would pass" in html
+    assert "LoadAware passes" not in html
+    row = client.get("/?state=cordoned").content.decode().split("general-a-0009", 1)[1]
+    verdict = row.split('<td class="verdict-cell">', 1)[1].split("</td>", 1)[0]
+    assert verdict == '<span class="verdict">cordoned (load passes)</span>'
+    other = node_page(client, viewer, demo_snapshot, "general-b-0001").content.decode()
+    assert '<span class="verdict ok">LoadAware passes</span>' in other
