@@ -157,3 +157,18 @@ def test_a_cordoned_node_does_not_read_as_passing(
     assert verdict == '<span class="verdict">cordoned (load passes)</span>'
     other = node_page(client, viewer, demo_snapshot, "general-b-0001").content.decode()
     assert '<span class="verdict ok">LoadAware passes</span>' in other
+
+
+def test_the_load_headline_names_every_resource(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    """cpu and memory side by side, each against its threshold, above the plugin's summary
+    (which names the resource that decides)."""
+    response = node_page(client, viewer, demo_snapshot, "general-b-0010")
+    html = response.content.decode()
+    headline = html.split('<p class="summary-line">', 1)[1].split("</p>", 1)[0]
+    lines = response.context["la_lines"]
+    for line in lines:
+        shown = f"{line.resource} <strong>{line.usage_percent}</strong>"
+        assert f'{shown} <span class="muted">of {line.threshold}</span>' in headline
+    assert [line.resource for line in lines] == ["cpu", "memory"]
