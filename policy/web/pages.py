@@ -9,7 +9,7 @@ stored, or when a page asks for views not prepared yet) and read from the databa
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.http import Http404, HttpRequest
@@ -263,14 +263,22 @@ def load_for_page(stored: ClusterSnapshot, source: LoadAwareSource) -> PageLoad:
     key = _load_key(stored, source)
     ready = _loads.get(key)
     if ready is not None:
-        return PageLoad(ready, stored)
+        return PageLoad(_named(ready, source), stored)
     load = _prepared_load(stored, source)
     if load is None:
         ask_prepared(stored, source)
         load = _prepared_load(stored, source)
     if load is None:
         raise SnapshotUnreadable("the engine prepared no load for this snapshot")
-    return PageLoad(_loads.get_or_build(key, lambda: load), stored)
+    return PageLoad(_named(_loads.get_or_build(key, lambda: load), source), stored)
+
+
+def _named(load: ClusterLoad, source: LoadAwareSource) -> ClusterLoad:
+    """``load`` naming the configuration in force now: a load is kept by the args' digest, so
+    one prepared under v7 serves again after a revert makes the same args v9."""
+    if load.args.origin == source.origin:
+        return load
+    return replace(load, args=replace(load.args, origin=source.origin))
 
 
 def node_for_page(stored: ClusterSnapshot, source: LoadAwareSource, name: str) -> NodeDetail | None:

@@ -300,3 +300,22 @@ def test_a_dashboard_prepared_before_labels_were_kept_still_reads(
     assert decode_load(data).rows == load.rows and load.rows[0].labels
     data["rows"] = [fields[:-1] for fields in data["rows"]]  # as stored before labels were kept
     assert [row.labels for row in decode_load(data).rows] == [()] * len(load.rows)
+
+
+def test_the_load_names_the_configuration_version_in_force_now(
+    client: Client, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    """The load is kept by the args' digest: after a revert makes the same document a later
+    version, the dashboard names that version, not the one it was prepared under."""
+    from policy.policies.models import SchedulerConfiguration
+
+    configuration = loadaware_configuration(demo_snapshot.cluster)
+    first = dashboard(client, viewer).context["summary"].args.origin
+    assert first.startswith(f"scheduler configuration #{configuration.pk} v{configuration.version}")
+    later = configuration.version + 2  # edited, then reverted to this document
+    SchedulerConfiguration.objects.filter(pk=configuration.pk).update(version=later)
+    again = dashboard(client, viewer)
+    assert again.context["summary"].args.origin.startswith(
+        f"scheduler configuration #{configuration.pk} v{later},"
+    )
+    assert f"v{later}, profile" in again.content.decode()
