@@ -14,6 +14,7 @@ import pytest
 from policy.clusters.models import SnapshotTrend
 from policy.clusters.services import load_demo_cluster
 from policy.policies.demo import seed_demo_policies
+from policy.sync.demo import drift_demo_clusters
 from policy.web.pages import prepare_newest
 from tests.personas import create_user as make_user
 from tests.ui.conftest import SCREENSHOTS
@@ -27,16 +28,16 @@ SNAPSHOTS = 8
 
 @pytest.fixture
 def history(transactional_db: None) -> Iterator[Any]:
-    """The demo cluster snapshotted every ten minutes (its load changing), each prepared."""
+    """The demo cluster snapshotted every ten minutes, its load drifting as the beat drifts it
+    (stored as the NodeMetrics that changed), each snapshot prepared."""
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=10 * SNAPSHOTS)
-    stored = None
+    stored = load_demo_cluster(nodes=60, now=start)
+    seed_demo_policies(stored.cluster)
     for k in range(SNAPSHOTS):
-        stored = load_demo_cluster(nodes=60, seed=7 + k, now=start + timedelta(minutes=10 * k))
-        if k == 0:
-            seed_demo_policies(stored.cluster)
+        if k:
+            assert drift_demo_clusters(start + timedelta(minutes=10 * k))
         # Prepared here, as a worker would: with a broker configured the task is only queued.
         prepare_newest(stored.cluster.pk)
-    assert stored is not None
     yield stored.cluster
 
 
