@@ -25,14 +25,13 @@ from typing import Any
 import numpy as np
 
 from scoring.engine import Engine
-from scoring.framework import Cycle
-from scoring.objects import Pod, parse_pod
+from scoring.objects import Pod
 from scoring.plugins.limitaware.limits import RAW, LimitTotals
 from scoring.plugins.limitaware.plugin import LimitAware
 from scoring.plugins.loadaware.args import PLUGIN_NAME
 from scoring.plugins.loadaware.filter import estimated_usage, exceeds, expired_nodes, filter_plan
+from scoring.plugins.loadaware.node_load import adds_nothing, state_at
 from scoring.plugins.loadaware.plugin import LoadAwareScheduling
-from scoring.plugins.loadaware.state import IncomingPod
 from scoring.plugins.noderesources import is_scalar_resource
 from scoring.snapshot import Snapshot
 
@@ -40,7 +39,6 @@ LIMIT_AWARE = "LimitAware"
 BASE_RESOURCES = ("cpu", "memory")
 # A pod requesting and estimating nothing: LoadAwareScheduling's Filter rejects it exactly on
 # the nodes already above their threshold.
-_PROBE = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "utilization-probe"}}
 
 
 @dataclass(frozen=True)
@@ -144,9 +142,9 @@ def over_threshold(engine: Engine, snapshot: Snapshot, now: datetime) -> dict[st
     plugin = _loadaware(engine)
     if plugin is None:
         return None
-    state = plugin.state(Cycle(parse_pod(_PROBE), snapshot, now))
+    state = state_at(plugin, snapshot, now)
     plan = filter_plan(state, pod_is_prod=False)
-    nothing = IncomingPod(np.zeros(len(state.resources), dtype=np.int64), "", daemonset=False)
+    nothing = adds_nothing(state)
     fresh = plan.candidates & state.metrics.has_info & ~expired_nodes(plugin.config, state, now)
     ratio = estimated_usage(state, plan, nothing) / state.allocatable_float * 100.0
     over = plan.checked_limits & exceeds(ratio, plan.bounds) & fresh
@@ -161,7 +159,7 @@ def threshold_levels(
     plugin = _loadaware(engine)
     if plugin is None:
         return None
-    state = plugin.state(Cycle(parse_pod(_PROBE), snapshot, now))
+    state = state_at(plugin, snapshot, now)
     plan = filter_plan(state, pod_is_prod=False)
     out = {}
     for k, name in enumerate(state.resources):

@@ -96,8 +96,8 @@ def node_loads(
     resources: Sequence[str] = ("cpu", "memory"),
 ) -> tuple[list[NodeLoadFacts], ArgsInForce]:
     """Every node of ``snapshot`` under ``plugin``'s args at ``now``, in snapshot order."""
-    state = _state(plugin, snapshot, now)
-    empty = _empty(state)
+    state = state_at(plugin, snapshot, now)
+    empty = adds_nothing(state)
     plan = filter_plan(state, pod_is_prod=False)
     verdict = filter_nodes(plugin.config, state, empty, now)
     total = estimated_usage(state, plan, empty)
@@ -139,17 +139,21 @@ def node_load_detail(
     plugin: LoadAwareScheduling, snapshot: Snapshot, now: datetime, index: int
 ) -> NodeLoadDetail:
     """Node ``index``'s explanation for a pod that adds nothing, and its thresholds."""
-    state = _state(plugin, snapshot, now)
-    explanation = explain_node(plugin.config, plugin.weights, state, _empty(state), now, index)
+    state = state_at(plugin, snapshot, now)
+    explanation = explain_node(
+        plugin.config, plugin.weights, state, adds_nothing(state), now, index
+    )
     return NodeLoadDetail(explanation, state.thresholds.profile(index), state.resources)
 
 
-def _state(plugin: LoadAwareScheduling, snapshot: Snapshot, now: datetime) -> LoadAwareState:
-    """The plugin's state for ``snapshot`` (shared with evaluations of the same args)."""
+def state_at(plugin: LoadAwareScheduling, snapshot: Snapshot, now: datetime) -> LoadAwareState:
+    """The plugin's state for ``snapshot`` at ``now`` (shared with evaluations of the same
+    args), for a question about the nodes rather than a pod."""
     return plugin.state(Cycle(parse_pod(_PROBE), snapshot, now))
 
 
-def _empty(state: LoadAwareState) -> IncomingPod:
+def adds_nothing(state: LoadAwareState) -> IncomingPod:
+    """An incoming pod that adds nothing: the nodes as they stand."""
     return IncomingPod(np.zeros(len(state.resources), dtype=np.int64), "", daemonset=False)
 
 
