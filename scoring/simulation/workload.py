@@ -89,7 +89,8 @@ class _Namer:
 
 
 def _describe(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
     return f"{obj.get('kind')} {meta.get('namespace') or 'default'}/{meta.get('name', '<unnamed>')}"
 
 

@@ -261,3 +261,13 @@ def test_a_workload_that_makes_no_pod_or_is_not_read_is_a_400(
     other = evaluate(api_client, demo_snapshot, {"pod": service})
     assert other.status_code == 400 and "got v1 Service" in other.json()["pod"][0]
     assert PlacementDecision.objects.count() == 0
+
+
+def test_a_workload_with_a_malformed_metadata_is_a_400_naming_the_field(
+    api_client: Any, viewer: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    api_client.force_login(viewer)
+    hostile = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": "x", "spec": None}
+    response = evaluate(api_client, demo_snapshot, {"pod": hostile})
+    assert response.status_code == 400, response.content
+    assert "metadata: expected Mapping" in response.json()["pod"][0]
