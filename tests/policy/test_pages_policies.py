@@ -160,6 +160,25 @@ def test_loadaware_form_shows_every_field_with_defaults_and_labels(
     assert f'name="version" value="{tree["args"].version}"' in html
 
 
+def test_loadaware_field_help_states_each_default_once(
+    client: Client, editor: User, tree: dict[str, Any]
+) -> None:
+    """The model's help names the default for the API schema; the editor shows the default
+    apart ("Default: false."), so the help beside it must not say it again."""
+    client.force_login(editor)
+    html = html_of(client.get(f"/policies/loadaware/{tree['args'].pk}/edit/"))
+    helps = re.findall(r'<small class="help" id="id_(\w+)_helptext">(.*?)</small>', html, re.S)
+    assert len(helps) > 15
+    for field, text in helps:
+        own = re.sub(r'<span class="proposal">.*?</span>', "", text)  # Koordinator's words
+        assert len(re.findall(r"\bDefault\b", own)) <= 1, (field, text)
+    shown = dict(helps)
+    assert "Default: 180." in shown["node_metric_expiration_seconds"]
+    assert "abnormal. Must be &gt; 0." in shown["node_metric_expiration_seconds"]
+    assert "The default applies when empty" in shown["usage_thresholds"]
+    assert "<strong>Default: false.</strong>" in shown["prod_usage_include_sys"]
+
+
 def test_invalid_threshold_is_shown_inline_with_koordinators_rule(
     client: Client, editor: User, tree: dict[str, Any]
 ) -> None:

@@ -328,6 +328,18 @@ def _int(**kwargs: Any) -> forms.IntegerField:
     return forms.IntegerField(required=False, **kwargs)
 
 
+# "Default false." and "Default 180; must be > 0." (what follows the semicolon stays)
+_BARE_DEFAULT = re.compile(r"\s*Default [^\s.{;]+(?:\.(?=\s|$)|; (\w))")
+_MAP_DEFAULT = re.compile(r"Default \{[^}]*\}")  # "Default {cpu: 65, memory: 95} when empty"
+
+
+def without_default(help_text: Any) -> str:
+    """``help_text`` without the default's value (the model's help, written for the API schema,
+    names it; the editor shows it apart), keeping when the default applies."""
+    text = _BARE_DEFAULT.sub(lambda m: f" {m[1].upper()}" if m[1] else "", str(help_text))
+    return _MAP_DEFAULT.sub("The default applies", text).strip()
+
+
 def _model_help(model: type[models.Model], name: str) -> str:
     return str(getattr(model._meta.get_field(name), "help_text", ""))
 
@@ -708,6 +720,8 @@ class LoadAwareArgsForm(PolicyForm):
         for name, default in defaults.items():
             if name in fields:
                 fields[name].widget.attrs.setdefault("placeholder", default)
+                # The editor states the default beside the help; the help must not repeat it.
+                fields[name].help_text = without_default(fields[name].help_text)
         self.defaults = defaults
 
 
