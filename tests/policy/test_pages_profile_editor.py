@@ -134,6 +134,28 @@ def test_an_unknown_plugin_is_an_error_on_its_box_naming_the_target(
     assert profile.version == 1
 
 
+def test_a_misspelt_plugin_name_suggests_the_registered_one(
+    client: Client, editor: User, profile: SchedulerProfile
+) -> None:
+    """kube-scheduler matches plugin names exactly: "noderesourcesfit" or "LoadAwareScheduler"
+    is an unknown plugin, and the error names the one meant; a name like none gets no guess."""
+    client.force_login(editor)
+    response = client.post(
+        f"/policies/profiles/{profile.pk}/edit/",
+        {
+            **data(profile),
+            "plugins_filter_enabled": "noderesourcesfit\nLoadAwareSchedulng\nZzzTop",
+            "save": "1",
+        },
+    )
+    assert response.status_code == 400
+    messages = response.context["form"].errors["plugins_filter_enabled"]
+    assert len(messages) == 3
+    assert messages[0].endswith("Did you mean NodeResourcesFit?")
+    assert messages[1].endswith("Did you mean LoadAwareScheduling?")
+    assert "Did you mean" not in messages[2]
+
+
 def test_engine_errors_go_to_the_box_at_fault(
     client: Client, editor: User, profile: SchedulerProfile
 ) -> None:

@@ -10,6 +10,7 @@ does not model (its catalog does not know them) are marked: evaluations skip the
 from __future__ import annotations
 
 import copy
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -151,19 +152,28 @@ def _check_names(
                 if not message:
                     continue
                 sure = registry.complete and (plugin is None or plugin.points_complete)
+                hint = _did_you_mean(name, registry) if plugin is None else ""
                 if which == "disabled":
                     help_.notes.setdefault(box_name(point, which), []).append(
-                        f"{message}; disabling it changes nothing."
+                        f"{message}; disabling it changes nothing.{hint}"
                     )
                 elif sure:
                     help_.problems.setdefault(box_name(point, which), []).append(
-                        f"{message} ({registry.description})."
+                        f"{message} ({registry.description}).{hint}"
                     )
                 else:
                     help_.notes.setdefault(box_name(point, which), []).append(
                         f"{message} that schedboard knows of ({registry.description}): "
-                        "kept, but not checked."
+                        f"kept, but not checked.{hint}"
                     )
+
+
+def _did_you_mean(name: str, registry: Registry) -> str:
+    """" Did you mean NodeResourcesFit?" for a name close to one the registry holds (another
+    case, a small typo: a scheduler matches names exactly), else ""."""
+    names = {known.lower(): known for known in registry.plugins}
+    close = difflib.get_close_matches(name.lower(), list(names), n=1, cutoff=0.8)
+    return f" Did you mean {names[close[0]]}?" if close else ""
 
 
 def _effective(
