@@ -169,8 +169,8 @@ def _check_names(
 
 
 def _did_you_mean(name: str, registry: Registry) -> str:
-    """" Did you mean NodeResourcesFit?" for a name close to one the registry holds (another
-    case, a small typo: a scheduler matches names exactly), else ""."""
+    """The hint " Did you mean NodeResourcesFit?" for a name close to one the registry holds
+    (another case, a small typo: a scheduler matches names exactly), else ""."""
     names = {known.lower(): known for known in registry.plugins}
     close = difflib.get_close_matches(name.lower(), list(names), n=1, cutoff=0.8)
     return f" Did you mean {names[close[0]]}?" if close else ""

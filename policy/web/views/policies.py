@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from datetime import time
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -42,6 +43,7 @@ from policy.policies.models import (
 from policy.sync import status as sync_status
 from policy.web.editors import Editor, editor_for
 from policy.web.forms import policies as pf
+from policy.web.forms import profile_yaml
 from policy.web.pages import reported_resources, selected_cluster
 from policy.web.presenters import policies as ui
 from policy.web.presenters import profile_plugins
@@ -364,18 +366,28 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
     resources = reported_resources(cluster) if editor.form.has_resource_maps() else None
     context["base_version"] = obj.version if obj is not None else None
     plugin_help: profile_plugins.PluginHelp | None = None
+    post: QueryDict = request.POST
+    if editor.slug == "profiles":
+        if request.method == "POST" and profile_yaml.FIELD in post:
+            try:
+                post = _read_yaml(post)
+            except forms.ValidationError as exc:
+                return _yaml_page(request, context, obj, post, exc.messages)
+            context["read_yaml"] = True
+        elif request.method == "GET" and request.GET.get("mode") == "yaml":
+            return _yaml_page(request, context, obj, None, [])
     if request.method == "POST":
-        form = editor.form(request.POST, resources=resources)
+        form = editor.form(post, resources=resources)
         if obj is not None and form.is_valid() and form.cleaned_data.get("version") is None:
             form.add_error(None, VERSION_MISSING)  # without it, another's change is not seen
-        base = merging.base_version(request.POST) if obj is not None else None
+        base = merging.base_version(post) if obj is not None else None
         if obj is not None and base is not None:
             context["base_version"] = base
             if base != obj.version:
                 # Someone saved since this editor was opened: never save over it unseen.
                 context["conflict"] = conflict_notice(obj)
                 if form.is_valid():
-                    form = _merged(context, editor, obj, base, request.POST, form, resources)
+                    form = _merged(context, editor, obj, base, post, form, resources)
                     if not context["merge"].ready:
                         status = 409
         if status != 409 and form.is_valid():
@@ -390,7 +402,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
                 return editor.service.update(obj.pk, values, ctx, expected_version=expected)
 
             try:
-                if "preview" in request.POST:
+                if "preview" in post:
                     context["preview"] = dry_run(editor, cluster, call, form)
                     context["warnings"] = form.warning_messages()
                 else:
@@ -409,9 +421,7 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
             except policies.PreconditionFailed:
                 current = editor.model._default_manager.get(pk=obj.pk)
                 context["conflict"] = conflict_notice(current)
-                form = _merged(
-                    context, editor, current, base or obj.version, request.POST, form, resources
-                )
+                form = _merged(context, editor, current, base or obj.version, post, form, resources)
                 status = 409
             except ObjectDoesNotExist:
                 context["gone"] = True
@@ -439,6 +449,39 @@ def _edit(request: HttpRequest, editor: Editor, obj: Any, parent: Any) -> HttpRe
         context["plugin_help"] = plugin_help
         context["plugin_rows"] = _plugin_rows(form, plugin_help)
     return render(request, "policy/policies/edit.html", context, status=status)
+
+
+def _read_yaml(post: QueryDict) -> QueryDict:
+    """The form mode's POST for the profile typed in the YAML mode (the version, position and
+    button as posted)."""
+    read = post.copy()
+    for name, value in profile_yaml.form_fields(post.get(profile_yaml.FIELD, "")).items():
+        read[name] = value
+    del read[profile_yaml.FIELD]
+    return read
+
+
+def _yaml_page(
+    request: HttpRequest,
+    context: dict[str, Any],
+    obj: Any,
+    post: QueryDict | None,
+    problems: list[str],
+) -> HttpResponse:
+    """The profile editor in YAML mode: the stored profile, or the text posted with what is
+    wrong with it (nothing is lost)."""
+    context["yaml_mode"] = True
+    context["yaml_problems"] = problems
+    if post is None:
+        context["yaml_text"] = profile_yaml.stored_yaml(obj)
+        context["yaml_version"] = getattr(obj, "version", None)
+        context["yaml_position"] = getattr(obj, "position", 0)
+    else:
+        context["yaml_text"] = post.get(profile_yaml.FIELD, "")
+        context["yaml_version"] = post.get("version")
+        context["yaml_position"] = post.get("position")
+        context["base_version"] = post.get("base_version") or context["base_version"]
+    return render(request, "policy/policies/edit.html", context, status=400 if problems else 200)
 
 
 def _merged(
