@@ -18,6 +18,7 @@ from policy.policies.demo import seed_demo_policies
 from policy.web.forms.whatif import SAMPLE_WORKLOAD
 from tests.personas import create_user as make_user
 from tests.ui.session import log_in
+from tests.ui.test_mobile import PHONE, WIDEST
 
 # The live server runs comparisons in-process even when a broker is configured.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_eager")]
@@ -95,6 +96,45 @@ def test_a_queued_comparison_shows_progress_then_its_results(
     page.get_by_role("heading", name="Side by side").wait_for()
     assert "succeeded" in status.inner_text()
     assert "0 of 40 pods" in page.locator("#moved").inner_text()
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1280, "height": 800}, PHONE], ids=["1280", "390"])
+def test_an_editor_cancels_a_comparison_under_way(
+    page: Any, live_server: Any, cluster: Cluster, screenshot: Shot, viewport: dict[str, int]
+) -> None:
+    """A comparison runs apart from the request (a worker, or on the embedded default the
+    in-process runner): its page shows progress and a Cancel button that stops it."""
+    make_user("eve", Role.EDITOR)
+    snapshot = cluster.latest_snapshot()
+    assert snapshot is not None
+    run = WhatIfRun.objects.create(  # a worker has placed 30 of 80 pods
+        cluster=cluster,
+        snapshot=snapshot,
+        snapshot_taken_at=snapshot.taken_at,
+        workload_source="manifests",
+        workload=SAMPLE_WORKLOAD,
+        pod_count=40,
+        baseline_source="defaults",
+        baseline_label="defaults",
+        candidate_source="defaults",
+        candidate_label="defaults again",
+        status=WhatIfStatus.RUNNING,
+        progress_done=30,
+        progress_total=80,
+    )
+    page.set_viewport_size(viewport)
+    log_in(page, live_server, "eve")
+    page.goto(f"{live_server.url}/what-if/{run.pk}/")
+    assert "Placing pods: 30 of 80" in page.locator("#whatif-status").inner_text()
+    bar = page.get_by_role("progressbar", name="Pods placed")
+    assert bar.get_attribute("value") == "30" and bar.get_attribute("max") == "80"
+    assert page.evaluate(WIDEST) is None
+    screenshot(page, f"what-if-running-{viewport['width']}")
+    page.get_by_role("button", name="Cancel").click()
+    page.locator("#whatif-status", has_text="Cancelled").wait_for()
+    run.refresh_from_db()
+    assert run.status == WhatIfStatus.CANCELLED
+    assert page.get_by_role("button", name="Cancel").count() == 0
 
 
 NO_OVERFLOW = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
