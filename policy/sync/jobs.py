@@ -581,7 +581,7 @@ def _refresh(job: SyncJob, log: JobLog) -> None:
         with transaction.atomic():
             result = _store_refresh(job, state, target, log)
             _detect_target(job.cluster, result.live_scheduler_config, log, result.scheduler_image)
-            _adopt(job, state, result.live_scheduler_config, log)
+            not_adopted = _adopt(job, state, result.live_scheduler_config, log)
             _adopt_load_stack(job.cluster, result, log)
             drift = [d.as_dict() for d in result.drift]
             if drift:
@@ -594,7 +594,10 @@ def _refresh(job: SyncJob, log: JobLog) -> None:
                 finished=timezone.now(),
                 error="",
                 snapshot=result.snapshot,
-                notes=[f"drift: {len(drift)}"] if drift else [],
+                notes=[
+                    *([not_adopted] if not_adopted else []),
+                    *([f"drift: {len(drift)}"] if drift else []),
+                ],
                 log=log.text(),
                 lease_expires=None,
             )
@@ -629,22 +632,22 @@ def _detect_target(
         log("scheduler target detected from %s: %s", source, detected)
 
 
-def _adopt(job: SyncJob, state: ClusterSyncState, text: str | None, log: JobLog) -> None:
+def _adopt(job: SyncJob, state: ClusterSyncState, text: str | None, log: JobLog) -> str | None:
     """The first refresh of a cluster whose scheduler ConfigMap holds a configuration, while
     schedboard stores none, adopts it as the stored one (kept as written), so a push writes
-    back what the scheduler already runs; an invalid one is left alone and logged."""
+    back what the scheduler already runs; an invalid one is left alone. Returns why nothing
+    was adopted (a note of the job, shown on the Sync page), None when that is not news."""
     cluster = job.cluster
     if SchedulerConfiguration.objects.filter(cluster=cluster).exists():
-        return
+        return None
     ref = f"{cluster.scheduler_config_namespace}/{cluster.scheduler_config_name}"
     if not text:
-        log(
-            "no scheduler configuration at %s:%s: nothing adopted (is that the key the "
-            "scheduler reads? the cluster's settings name it)",
-            ref,
-            cluster.scheduler_config_key,
+        note = (
+            f"no scheduler configuration at {ref}:{cluster.scheduler_config_key}: nothing "
+            "adopted (is that the key the scheduler reads? the cluster's settings name it)"
         )
-        return
+        log("%s", note)
+        return note
     try:
         with transaction.atomic():
             configuration = policies.SchedulerConfigurationService().adopt(
@@ -652,12 +655,14 @@ def _adopt(job: SyncJob, state: ClusterSyncState, text: str | None, log: JobLog)
             )
     except policies.PolicyInvalid as exc:
         shown = "; ".join(f"{e.field or '<document>'}: {e.detail}" for e in exc.errors[:3])
-        log("scheduler configuration in %s not adopted: %s", ref, shown)
-        return
+        note = f"scheduler configuration in {ref} not adopted: {shown}"
+        log("%s", note)
+        return note
     except policies.PreconditionFailed:
-        return  # one was stored meanwhile
+        return None  # one was stored meanwhile
     ClusterSyncState.objects.filter(pk=state.pk).update(scheduler_config=text)
     log("adopted the scheduler configuration in %s (%s)", ref, configuration.api_version)
+    return None
 
 
 def _adopt_load_stack(cluster: Cluster, result: Any, log: JobLog) -> None:

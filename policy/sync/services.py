@@ -108,6 +108,22 @@ def refresh(
     return jobs.request_refresh(cluster, trigger=trigger, user=user)
 
 
+def last_refresh_notes(cluster: Cluster) -> tuple[SyncJob | None, list[str]]:
+    """The last successful refresh and what it noted besides drift (which has its own report):
+    e.g. that it found no scheduler configuration at the key the cluster names."""
+    job = (
+        SyncJob.objects.filter(
+            cluster=cluster, kind=SyncJobKind.REFRESH, status=SyncJobStatus.SUCCEEDED
+        )
+        .only("pk", "notes", "finished")
+        .order_by("-finished", "-pk")
+        .first()
+    )
+    if job is None:
+        return None, []
+    return job, [note for note in job.notes or [] if not str(note).startswith("drift: ")]
+
+
 def drift_report(cluster: Cluster) -> dict[str, Any]:
     """Drift found by the last refresh (what differs from what schedboard last wrote), with
     the snapshot's age and the last push."""

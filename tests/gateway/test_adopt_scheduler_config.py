@@ -12,15 +12,18 @@ from typing import Any
 import pytest
 import yaml
 from django.contrib.auth.models import User
+from django.test import Client
 
 from policy.accounts.models import PolicyChange
 from policy.clusters.gateway.connection import Connection
 from policy.clusters.models import Cluster
+from policy.core.choices import Role
 from policy.policies.models import NodeThresholdPolicy, SchedulerConfiguration
 from policy.sync import services as sync_services
 from policy.sync.models import ClusterSyncState
 from scoring.config.dump import leaves
 from tests.gateway.kubeserver import KubeServer, create, ensure_namespaces
+from tests.personas import create_user
 from tests.policy.policy_api import ARGS, patch
 
 NAMESPACE = "koordinator-system"
@@ -210,3 +213,11 @@ def test_a_refresh_that_finds_no_configuration_at_the_key_says_so(
     assert not SchedulerConfiguration.objects.filter(cluster=cluster).exists()
     place = f"{NAMESPACE}/{cluster.scheduler_config_name}:config.yaml"
     assert f"no scheduler configuration at {place}: nothing adopted" in job.log
+    # The Sync page says so, without opening the job.
+    [note] = job.notes
+    assert note.startswith(f"no scheduler configuration at {place}: nothing adopted")
+    client = Client()
+    client.force_login(create_user("vera", Role.VIEWER))
+    html = client.get(f"/clusters/{cluster.pk}/sync/").content.decode()
+    assert f'The last refresh (<a href="/clusters/{cluster.pk}/sync/jobs/{job.pk}/">' in html
+    assert f"No scheduler configuration at {place}: nothing adopted" in html

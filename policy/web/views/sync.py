@@ -132,9 +132,12 @@ def cluster_sync(request: HttpRequest, pk: int) -> HttpResponse:
     drift = sync_services.drift_report(cluster)
     for item in drift["drift"]:
         item["lines"] = diff_lines(item.get("diff") or "")
+    refresh_job, refresh_notes = sync_services.last_refresh_notes(cluster)
     context = {
         "cluster": cluster,
         "clusters": list(Cluster.objects.all()),
+        "refresh_job": refresh_job,
+        "refresh_notes": refresh_notes,
         "status": jobs.overall,
         "policies": _policy_rows(cluster, jobs),
         "drift": drift,
