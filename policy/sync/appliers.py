@@ -291,12 +291,14 @@ class KubeTarget:
             live_scheduler_config=live,
             scheduler_image=image,
         )
-        self._read_load_stack(partial)
+        self._read_load_stack(partial, state.descheduler_config)
         return readback.objects, readback.taken_at, partial
 
-    def _read_load_stack(self, result: RefreshResult) -> None:
+    def _read_load_stack(self, result: RefreshResult, descheduler_written: str | None) -> None:
         """koord-descheduler's configuration and koordlet's thresholds, where the cluster
-        says they are; a refused read is noted, not fatal."""
+        says they are; a refused read is noted, not fatal. The descheduler's document has
+        drifted when it is no longer what schedboard last wrote there (``descheduler_written``,
+        None: schedboard never wrote it)."""
         c = self.cluster
         places = (
             ("live_descheduler_config", c.descheduler_config_namespace,
@@ -311,6 +313,9 @@ class KubeTarget:
                 result.load_stack_notes.append(f"{namespace}/{name} not read: {exc}")
                 continue
             setattr(result, attribute, ((configmap or {}).get("data") or {}).get(key))
+            if attribute == "live_descheduler_config" and descheduler_written is not None:
+                changed = configmap_key_drift(configmap, namespace, name, key, descheduler_written)
+                result.drift += [changed] if changed else []
 
     def _changes_since_stored(self) -> SnapshotChanges | None:
         changed = self._informer.changed_since_stored() if self._informer else None

@@ -524,8 +524,10 @@ def _finish_push(
                 desired.collect_cluster, desired.node_configs, result.owned.node_configs
             )
         state.active_windows = desired.active_windows
-        if desired.descheduler_config is not None and job.cluster.kind != ClusterKind.DEMO:
-            descheduler.mark_pushed(job.cluster, desired.descheduler_config)
+        if desired.descheduler_config is not None:
+            state.descheduler_config = desired.descheduler_config  # drift is checked against it
+            if job.cluster.kind != ClusterKind.DEMO:
+                descheduler.mark_pushed(job.cluster, desired.descheduler_config)
         state.last_push = job
         state.last_pushed_at = now
         state.save()

@@ -166,3 +166,21 @@ def test_one_field_lownodeload_edit_pushes_exactly_that_leaf(
     assert after["profiles[0].pluginConfig[1].args.highThresholds.memory"] == 90
     row.refresh_from_db()
     assert not row.edited
+
+    # Someone edits the document schedboard wrote: the next refresh reports it as drift, with
+    # the diff, beside what it adopts; a push of an unchanged document leaves no drift.
+    written = admin.request("GET", f"/api/v1/namespaces/{NAMESPACE}/configmaps/{name}")
+    text = written["data"]["koord-descheduler-config"]
+    assert "memory: 90" in text
+    written["data"]["koord-descheduler-config"] = text.replace("memory: 90", "memory: 85")
+    admin.request("PUT", f"/api/v1/namespaces/{NAMESPACE}/configmaps/{name}", body=written)
+    with run_on_commit():
+        again = sync_services.refresh(cluster)
+    again.refresh_from_db()
+    assert again.status == "succeeded", again.log
+    [drift] = sync_services.drift_report(cluster)["drift"]
+    assert (drift["kind"], drift["name"]) == ("ConfigMap", name)
+    assert drift["field"] == "data[koord-descheduler-config]"
+    assert "-        memory: 90" in drift["diff"] and "+        memory: 85" in drift["diff"]
+    row.refresh_from_db()
+    assert "memory: 85" in row.source  # adopted as read, and still reported

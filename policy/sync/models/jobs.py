@@ -108,6 +108,9 @@ class ClusterSyncState(models.Model):
     scheduler_config = models.TextField(
         null=True, blank=True, help_text="The scheduler ConfigMap key as last written."
     )
+    descheduler_config = models.TextField(
+        null=True, blank=True, help_text="koord-descheduler's ConfigMap key as last written."
+    )
     annotations = models.JSONField(
         default=dict, blank=True, help_text="Node name -> usage-thresholds value last written."
     )
