@@ -316,6 +316,59 @@ def test_editor_rows_preview_and_save_change_only_the_edited_cell(
     assert 'name="top-lowThresholds-cpu" value="99"' in refused
 
 
+def test_editor_settings_change_only_the_settings_edited(stack: Cluster, editor: User) -> None:
+    """The args' scalars (paused, dryRun, numberOfNodes, the anomaly condition, ...) as
+    written; a save writes only those that changed, an emptied one is removed, and a value
+    koord-descheduler refuses is named."""
+    from django.test import Client
+
+    row = DeschedulerConfiguration.objects.get(cluster=stack)
+    url = f"/descheduler/{row.pk}/lownodeload/"
+    client = Client()
+    client.force_login(editor)
+    page = client.get(url).content.decode()
+    assert '<option value="" selected>Not set (default: true)</option>' in page  # nodeFit
+    assert 'name="setting-numberOfNodes" value=""' in page
+    unchanged = {f"setting-{name}": "" for name in ("paused", "dryRun", "numberOfNodes")}
+    assert client.post(url, {"version": "1", **unchanged, "action": "save"}).status_code == 200
+    row.refresh_from_db()
+    assert row.version == 1  # nothing changed, nothing saved
+    form = {
+        "version": "1",
+        "setting-dryRun": "true",
+        "setting-numberOfNodes": "2",
+        "setting-anomalyCondition.consecutiveAbnormalities": "1",
+        "setting-detectorCacheTimeout": "",
+        "action": "save",
+    }
+    assert client.post(url, form).status_code == 302
+    row.refresh_from_db()
+    before, after = _leaves(CHART), _leaves(row.source)
+    changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    args = "profiles[0].pluginConfig[1].args"
+    assert changed == {
+        f"{args}.dryRun",
+        f"{args}.numberOfNodes",
+        f"{args}.anomalyCondition.consecutiveAbnormalities",
+    }
+    assert after[f"{args}.dryRun"] is True and after[f"{args}.numberOfNodes"] == 2
+    page = client.get(url).content.decode()
+    assert 'name="setting-numberOfNodes" value="2"' in page
+    cleared = client.post(url, {"version": "2", "setting-numberOfNodes": "", "action": "save"})
+    assert cleared.status_code == 302
+    row.refresh_from_db()
+    assert f"{args}.numberOfNodes" not in _leaves(row.source)
+    typo = client.post(url, {"version": "3", "setting-numberOfNodes": "two", "action": "save"})
+    assert "numberOfNodes: &#x27;two&#x27; is not a whole number" in typo.content.decode()
+    refused = client.post(
+        url, {"version": "3", "setting-nodeMetricExpirationSeconds": "0", "action": "save"}
+    ).content.decode()
+    assert "nodeMetricExpirationSeconds" in refused and "Not saved" in refused
+    assert 'name="setting-nodeMetricExpirationSeconds" value="0"' in refused  # kept as typed
+    row.refresh_from_db()
+    assert row.version == 3
+
+
 def test_viewers_see_the_editor_read_only(stack: Cluster, viewer: User) -> None:
     from django.test import Client
 

@@ -94,3 +94,122 @@ def patch_from_form(
     if pools_changed:
         patch["nodePools"] = pools
     return patch, errors
+
+
+# -- the args' scalar settings -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A top-level scalar of LowNodeLoadArgs; ``path`` inside the args, ``kind`` how it is typed
+    (bool: unset/true/false; int; text: a duration such as 5m)."""
+
+    path: tuple[str, ...]
+    kind: str
+    default: str  # koord-descheduler's default when unset
+    help: str
+
+    @property
+    def name(self) -> str:
+        return "setting-" + ".".join(self.path)
+
+    @property
+    def label(self) -> str:
+        return ".".join(self.path)
+
+
+SETTINGS = (
+    Setting(("paused",), "bool", "false", "Evict nothing (nodes are still classified)."),
+    Setting(("dryRun",), "bool", "false", "Log the evictions it would make, evict nothing."),
+    Setting(("nodeFit",), "bool", "true", "Evict a pod only if another node could take it."),
+    Setting(
+        ("useDeviationThresholds",), "bool", "false", "Thresholds are deviations from the mean."
+    ),
+    Setting(("numberOfNodes",), "int", "0", "Act only when more nodes than this are under low."),
+    Setting(("nodeMetricExpirationSeconds",), "int", "180", "Older NodeMetrics are skipped."),
+    Setting(
+        ("anomalyCondition", "consecutiveAbnormalities"),
+        "int",
+        "5",
+        "Rounds over high before a node is treated as overloaded (1: at once).",
+    ),
+    Setting(
+        ("anomalyCondition", "consecutiveNormalities"),
+        "int",
+        "3",
+        "Rounds back under high before it is normal again.",
+    ),
+    Setting(("anomalyCondition", "timeout"), "text", "1m", "How long an anomaly is remembered."),
+    Setting(("detectorCacheTimeout",), "text", "5m", "How long a node's detector is kept."),
+)
+
+
+@dataclass(frozen=True)
+class SettingRow:
+    setting: Setting
+    value: str  # as written ("" unset; "true"/"false" for booleans)
+
+
+def _get(args: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    value: Any = args
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def setting_rows(
+    args: Mapping[str, Any], data: Mapping[str, str] | None = None
+) -> list[SettingRow]:
+    """Each setting as written in ``args`` (or as typed in ``data``, a refused form)."""
+    return [
+        SettingRow(s, data[s.name] if data and s.name in data else _text(_get(args, s.path)))
+        for s in SETTINGS
+    ]
+
+
+def _typed(setting: Setting, text: str) -> Any:
+    text = text.strip()
+    if not text:
+        return None
+    if setting.kind == "bool":
+        if text not in ("true", "false"):
+            raise ValueError("is true, false or empty")
+        return text == "true"
+    if setting.kind == "int":
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not a whole number") from None
+    return text
+
+
+def settings_patch(
+    args: Mapping[str, Any], data: Mapping[str, str]
+) -> tuple[dict[str, Any], list[str]]:
+    """The merge patch of the settings that changed (an emptied one is removed: ``null``), and
+    the ones typed wrong."""
+    patch: dict[str, Any] = {}
+    errors: list[str] = []
+    for setting in SETTINGS:
+        if setting.name not in data:
+            continue
+        try:
+            wanted = _typed(setting, data[setting.name])
+        except ValueError as exc:
+            errors.append(f"{setting.label}: {exc}")
+            continue
+        if _text(wanted) == _text(_get(args, setting.path)):
+            continue  # as written (5 and "5" alike): nothing to change
+        target = patch
+        for key in setting.path[:-1]:
+            target = target.setdefault(key, {})
+        target[setting.path[-1]] = wanted
+    return patch, errors

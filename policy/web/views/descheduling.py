@@ -39,12 +39,18 @@ def lownodeload_edit(request: HttpRequest, pk: int) -> HttpResponse:
         if not can_edit_policy(request.user):
             return HttpResponse("Editing needs the editor role.", status=403)
         patch, errors = form.patch_from_form(args, request.POST)
+        settings, setting_errors = form.settings_patch(args, request.POST)
+        patch = {**patch, **settings}  # threshold maps and nodePools; the settings' own keys
+        errors += setting_errors
         context["errors"] = errors
         if not errors and patch:
             result = _submit(request, row, patch, context)
             if result is not None:
                 return result
         shown = _with_posted(args, request.POST)
+        context["settings"] = form.setting_rows(args, request.POST)
+    else:
+        context["settings"] = form.setting_rows(args)
     context["pools"] = form.rows(shown)
     return render(request, "policy/descheduler_edit.html", context)
 
