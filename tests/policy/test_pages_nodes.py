@@ -153,7 +153,8 @@ def test_a_cordoned_node_does_not_read_as_passing(
     assert "LoadAware's load check alone would pass" in html
     assert "LoadAware passes" not in html
     row = client.get("/?state=cordoned").content.decode().split("general-a-0009", 1)[1]
-    verdict = row.split('<td class="verdict-cell">', 1)[1].split("</td>", 1)[0]
+    verdict = row.split('<td class="verdict-cell" data-label="LoadAware now">', 1)[1]
+    verdict = verdict.split("</td>", 1)[0]
     assert verdict == '<span class="verdict">cordoned (load passes)</span>'
     other = node_page(client, viewer, demo_snapshot, "general-b-0001").content.decode()
     assert '<span class="verdict ok">LoadAware passes</span>' in other

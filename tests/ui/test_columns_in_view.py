@@ -19,7 +19,8 @@ from tests.personas import create_user as make_user
 from tests.ui.session import log_in
 from tests.ui.test_mobile import BIG_POD, PHONE, WIDEST
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# The live server runs the what-if comparison in-process even when a broker is configured.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_eager")]
 
 Shot = Callable[[Any, str], Path]
 IN_VIEW = """(el, width) => {
