@@ -6,12 +6,16 @@ real v1 objects the CLI reads, so every vector goes through the same path an adm
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
+
+from scoring import cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -131,6 +135,19 @@ def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess
     )
 
 
+def run_engine(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command line's ``main`` in this process: what ``python -m scoring`` runs, without a
+    Python start-up per vector (``run_cli`` runs the real process; the CLI's own tests use
+    it)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = cli.main(list(args))
+        except SystemExit as exc:  # argparse's refusals
+            code = exc.code if isinstance(exc.code, int) else 1
+    return subprocess.CompletedProcess(["scoring", *args], code, out.getvalue(), err.getvalue())
+
+
 def evaluate(
     tmp_path: Path,
     cluster: Sequence[Mapping[str, Any]],
@@ -153,7 +170,7 @@ def evaluate(
         args += ["--config", str(write_json(tmp_path / "config.json", config))]
     if now is not None:
         args += ["--now", now]
-    result = run_cli(*args)
+    result = run_engine(*args)
     assert result.returncode == 0, result.stderr
     decision: dict[str, Any] = json.loads(result.stdout)
     return decision
