@@ -118,6 +118,12 @@ _group = api_group
 PENDING, UNBOUND = -1, -2  # where a pod is when it is on no node of the snapshot
 
 
+def _on_variant(state: Any, variant: Snapshot, nodes: list[int]) -> Any:
+    """A kept plugin state as it stands on ``variant`` (see :meth:`Snapshot.variant`)."""
+    adapt = getattr(state, "for_variant", None)
+    return state if adapt is None else adapt(variant, nodes)
+
+
 class Snapshot:
     """Nodes, bound pods, pending pods, NodeMetrics and NodeResourceTopologies of one cluster,
     plus the Services, controllers and Namespaces some plugins read (``cluster_objects``)."""
@@ -616,7 +622,9 @@ class Snapshot:
         Everything else is shared, read-only: plugin state whose class says it does not read
         node labels, taints or the cordon (``reads_node_labels = False``) is reused as it is,
         and so still counts the removed pods (stricter, never looser, for the usage, limit and
-        port checks it serves); every other state is built again on the variant. Unlike
+        port checks it serves), or, when it has ``for_variant(variant, nodes)``, as that
+        answers for the replaced nodes (LoadAware's thresholds read their annotations);
+        every other state is built again on the variant. Unlike
         :meth:`copy` (seconds on 5,000 nodes) this costs little, but the variant must not be
         changed further (no :meth:`assume_pod`).
         """
@@ -625,9 +633,11 @@ class Snapshot:
         other.generation = self.generation.copy()
         other.generations = {kind: gens.copy() for kind, gens in self.generations.items()}
         other.unschedulable = self.unschedulable.copy()
+        replaced: list[int] = []
         for obj in nodes:
             node = parse_node(obj)
             index = self.index[node.name]
+            replaced.append(index)
             other.nodes[index] = node
             other.unschedulable[index] = node.unschedulable
             other.generation[index] += 1
@@ -647,7 +657,7 @@ class Snapshot:
                 other.generation[index] += 1
                 other.generations[POD_EVENT][index] += 1
         kept = {
-            key: state
+            key: _on_variant(state, other, replaced)
             for key, state in self._extensions.items()
             if getattr(state, "reads_node_labels", True) is False
         }

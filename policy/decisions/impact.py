@@ -18,7 +18,8 @@ from policy.decisions import evaluation
 from policy.engine import client
 from policy.engine.questions import Refused, question
 from policy.policies.models import LoadAwareSchedulingArgs, SchedulerProfile
-from scoring import Target, gc_paused
+from policy.sync.thresholds_in_force import thresholds_in_force
+from scoring import LOADAWARE, Target, gc_paused
 from scoring import placement_impact as impact
 
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -58,12 +59,15 @@ def compare(
     cluster: Cluster,
     before: evaluation.ConfigurationChoice,
     after: evaluation.ConfigurationChoice,
-    profile: str,
-    profile_after: str,
+    profile: str | None,
+    profile_after: str | None,
+    annotations_after: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """The engine's impact answer for two configurations of ``cluster`` on its newest
     snapshot (:class:`NoSnapshot` without one), from the engine tier (the configurations travel
-    as documents: the edit that made ``after`` was rolled back)."""
+    as documents: the edit that made ``after`` was rolled back). ``profile`` None: the first
+    profile with LoadAware, as the dashboard shows; ``annotations_after``: the nodes'
+    usage-thresholds annotations after the change (a threshold policy's)."""
     stored = cluster.latest_snapshot()
     if stored is None:
         raise NoSnapshot(f"cluster {cluster.name} has no snapshot yet")
@@ -73,6 +77,7 @@ def compare(
         "after": _side(after),
         "profile": profile,
         "profile_after": profile_after,
+        "annotations_after": dict(annotations_after or {}),
     }
     try:
         answer: dict[str, Any] = client.ask(cluster.pk, "impact", payload)
@@ -96,17 +101,29 @@ def _impact_question(payload: dict[str, Any]) -> dict[str, Any]:
     stored = ClusterSnapshot.snapshots.summaries().filter(pk=payload["snapshot"]).first()
     if stored is None:
         raise Refused("snapshot", f"no snapshot {payload['snapshot']}")
-    profile_after = payload["profile_after"]
+    before = _engine(payload["before"])
+    profile = payload["profile"] or _loadaware_profile(before)
+    profile_after = payload["profile_after"] or profile
     with gc_paused():
         answer = impact(
-            _engine(payload["before"]),
+            before,
             _engine(payload["after"]),
-            payload["profile"],
+            profile,
             snapshot_for(stored),
             stored.taken_at,
             profile_after=profile_after,
+            annotations_after=payload.get("annotations_after") or None,
         )
     return {**answer, "snapshot": stored.pk, "profile": profile_after}
+
+
+def _loadaware_profile(engine: Any) -> str:
+    """The first profile whose LoadAwareScheduling filters (the dashboard's), else the default
+    scheduler's name (whose answer then filters nothing)."""
+    for name, framework in engine.frameworks.items():
+        if LOADAWARE in framework.instances:
+            return str(name)
+    return DEFAULT_SCHEDULER
 
 
 def update_impact(
@@ -123,6 +140,43 @@ def update_impact(
     before = evaluation.choose_configuration(cluster, None)
     after = _after(cluster, lambda: service.update(instance.pk, values, ctx, expected_version=None))
     return compare(cluster, before, after, profile, profile_after)
+
+
+def threshold_policy_impact(
+    cluster: Cluster, edit: Callable[[], Any], profile: str | None = None
+) -> dict[str, Any]:
+    """What saving a node threshold policy edit (``edit`` makes it through the editing service,
+    raising its errors as a save would) and then pushing would change: before is what the
+    nodes' annotations give now, after what they give once a push writes what the policies
+    then ask for (an annotation set outside schedboard is left, as a push leaves it), with
+    ``annotations_changed`` naming the nodes a push would write or clear."""
+    stored = cluster.latest_snapshot()
+    if stored is None:
+        raise NoSnapshot(f"cluster {cluster.name} has no snapshot yet")
+    configuration = evaluation.choose_configuration(cluster, None)
+    written = _written_after(cluster, stored, edit)
+    answer = compare(cluster, configuration, configuration, profile, profile, written)
+    return {**answer, "annotations_changed": sorted(written)}
+
+
+class _Written(Exception):
+    def __init__(self, annotations: dict[str, str | None]) -> None:
+        super().__init__("rolled back")
+        self.annotations = annotations
+
+
+def _written_after(
+    cluster: Cluster, stored: ClusterSnapshot, edit: Callable[[], Any]
+) -> dict[str, str | None]:
+    """Node → the annotation a push would write (None: remove) once ``edit`` is saved; the
+    edit is rolled back."""
+    try:
+        with transaction.atomic():
+            edit()
+            _, _, rows = thresholds_in_force(cluster, stored=stored)
+            raise _Written({r.node: r.desired for r in rows if r.push_writes})
+    except _Written as done:
+        return done.annotations
 
 
 def previewed(cluster: Cluster, instance: Any, values: Mapping[str, Any]) -> tuple[str, str] | None:

@@ -10,6 +10,7 @@ not saved.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -26,6 +27,7 @@ from scoring.plugins.loadaware.args import PLUGIN_NAME
 from scoring.plugins.loadaware.filter import filter_nodes, filter_plan
 from scoring.plugins.loadaware.plugin import LoadAwareScheduling
 from scoring.plugins.loadaware.state import IncomingPod
+from scoring.plugins.loadaware.thresholds import ANNOTATION_USAGE_THRESHOLDS
 from scoring.simulation.equivalence import equivalence_key
 from scoring.snapshot import BoolArray, IntArray, Snapshot
 
@@ -44,15 +46,22 @@ def impact(
     snapshot: Snapshot,
     now: datetime,
     profile_after: str | None = None,
+    annotations_after: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
     """``before`` and ``after`` compared on ``snapshot``: the issue's impact answer, for the
-    load filter of ``profile`` (named ``profile_after`` after the change, when renamed)."""
+    load filter of ``profile`` (named ``profile_after`` after the change, when renamed). With
+    ``annotations_after`` (node name → its usage-thresholds annotation after the change, None:
+    removed) the "after" side also runs on the nodes so annotated (a node threshold policy's
+    edit, once pushed)."""
     names = snapshot.node_names
     cycle = Cycle(parse_pod(PROBE), snapshot, now)
     with snapshot.transient_extensions():
         old = _load(before, profile, cycle, None)
-        new = _load(after, profile_after or profile, cycle, before, profile)
-        placed = _placeable(before, after, snapshot, now)
+        changed = annotated(snapshot, annotations_after or {})
+        variant = snapshot.variant(changed) if changed else snapshot
+        cycle_after = Cycle(cycle.pod, variant, now) if changed else cycle
+        new = _load(after, profile_after or profile, cycle_after, before, profile)
+        placed = _placeable(before, after, snapshot, now, variant)
     added = np.flatnonzero(new.filtered & ~old.filtered)
     removed = np.flatnonzero(old.filtered & ~new.filtered)
     return {
@@ -65,6 +74,27 @@ def impact(
         "pending": placed,
         "thresholds_changed": [names[int(i)] for i in _changed_thresholds(old, new)],
     }
+
+
+def annotated(snapshot: Snapshot, annotations: Mapping[str, str | None]) -> list[dict[str, Any]]:
+    """The Node objects of ``snapshot`` whose usage-thresholds annotation ``annotations``
+    changes (unknown node names are ignored), carrying the new one."""
+    out = []
+    for name, value in annotations.items():
+        index = snapshot.index.get(name)
+        if index is None:
+            continue
+        raw = snapshot.nodes[index].raw
+        meta = dict(raw.get("metadata") or {})
+        notes = dict(meta.get("annotations") or {})
+        if notes.get(ANNOTATION_USAGE_THRESHOLDS) == value:
+            continue
+        if value is None:
+            notes.pop(ANNOTATION_USAGE_THRESHOLDS, None)
+        else:
+            notes[ANNOTATION_USAGE_THRESHOLDS] = value
+        out.append({**raw, "metadata": {**meta, "annotations": notes}})
+    return out
 
 
 def load_filtered(engine: Engine, profile: str, snapshot: Snapshot, now: datetime) -> BoolArray:
@@ -121,16 +151,22 @@ def _row(load: _Load, name: str, n: int) -> IntArray:
     return row
 
 
-def _placeable(before: Engine, after: Engine, snapshot: Snapshot, now: datetime) -> dict[str, Any]:
-    """The snapshot's pending pods each configuration can place (all filters), by class."""
+def _placeable(
+    before: Engine, after: Engine, snapshot: Snapshot, now: datetime, variant: Snapshot
+) -> dict[str, Any]:
+    """The snapshot's pending pods each configuration can place (all filters), by class;
+    ``after`` places them on ``variant`` (the snapshot itself, or its re-annotated nodes)."""
     pending = PendingPods(before, snapshot, parse_pod(PROBE), now)
+    pending_after = (
+        pending if variant is snapshot else PendingPods(after, variant, parse_pod(PROBE), now)
+    )
     counts = [0, 0]
     gained: list[str] = []
     lost: list[str] = []
     members = _members(snapshot)
     for pod, size in pending.classes:
         was = _places(before, pod, snapshot, now, pending)
-        now_placed = _places(after, pod, snapshot, now, pending)
+        now_placed = _places(after, pod, variant, now, pending_after)
         counts[0] += size * was
         counts[1] += size * now_placed
         if was != now_placed:

@@ -173,3 +173,100 @@ def test_the_loadaware_editor_preview_shows_the_impact(
     page = response.content.decode()
     assert f'data-impact="after">{expected["filtered"]["after"]}<' in page
     assert LoadAwareSchedulingArgs.objects.get().usage_thresholds == {"cpu": 40}
+
+
+def threshold_impact(client: Any, body: dict[str, Any]) -> Any:
+    return client.post("/api/v1/node-threshold-policies/impact/", body, format="json")
+
+
+def test_a_new_threshold_policy_frees_the_nodes_it_annotates_once_pushed(
+    api_client: Any, editor: User, demo_snapshot: ClusterSnapshot, push_now: Any
+) -> None:
+    """A policy raising cpu to 90 on the filtered nodes the args govern: before is "filtered
+    now", after frees exactly those nodes, and a save and a push make it so."""
+    cluster = demo_snapshot.cluster
+    loadaware_configuration(cluster, usage_thresholds={"cpu": 40})
+    before_now = filtered_now(demo_snapshot)
+    nodes = snapshot_for(demo_snapshot).nodes
+    first = api_client
+    first.force_login(editor)
+    governed = {n.name for n in nodes if OWN not in n.annotations}
+    body: dict[str, Any] = {"cluster": cluster.pk, "name": "raise", "node_names": sorted(governed)}
+    body["usage_thresholds"] = {"cpu": 90}
+    changes = PolicyChange.objects.count()
+    response = threshold_impact(first, body)
+    assert response.status_code == 200, response.content
+    answer = response.json()
+    assert answer["filtered"]["before"] == before_now > 0
+    assert set(answer["annotations_changed"]) == governed
+    assert set(answer["thresholds_changed"]) == governed
+    assert set(answer["filtered"]["removed"]) <= governed
+    assert answer["filtered"]["added"] == []
+    assert answer["pending"]["newly_unplaceable"] == []
+    assert PolicyChange.objects.count() == changes  # nothing saved
+    created = first.post("/api/v1/node-threshold-policies/", body, format="json")
+    assert created.status_code == 201, created.content
+    job = push_now(cluster)
+    assert job.status == "succeeded", job.log
+    assert filtered_now(cluster.latest_snapshot()) == answer["filtered"]["after"]
+
+
+def test_threshold_policy_impact_of_an_edit_and_bad_input(
+    api_client: Any, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    cluster = demo_snapshot.cluster
+    loadaware_configuration(cluster, usage_thresholds={"cpu": 40})
+    api_client.force_login(editor)
+    governed = sorted(n.name for n in snapshot_for(demo_snapshot).nodes if OWN not in n.annotations)
+    policy = api_client.post(
+        "/api/v1/node-threshold-policies/",
+        {
+            "cluster": cluster.pk,
+            "name": "p",
+            "node_names": governed[:2],
+            "usage_thresholds": {"cpu": 90},
+        },
+        format="json",
+    ).json()
+    # An unpushed policy is not in force: its own impact is what a push would do.
+    edit = threshold_impact(api_client, {"id": policy["id"], "usage_thresholds": {"cpu": 95}})
+    assert edit.status_code == 200, edit.content
+    assert set(edit.json()["annotations_changed"]) == set(governed[:2])
+    bad = threshold_impact(api_client, {"id": policy["id"], "usage_thresholds": {"cpu": 140}})
+    assert bad.status_code == 400 and "usage_thresholds" in bad.content.decode()
+    missing = threshold_impact(api_client, {"id": 999999})
+    assert missing.status_code == 404
+    nonsense = threshold_impact(api_client, {"id": "x"})
+    assert nonsense.status_code == 400 and "id" in nonsense.json()
+    no_cluster = threshold_impact(api_client, {"name": "q"})
+    assert no_cluster.status_code == 400 and "cluster" in no_cluster.content.decode()
+
+
+def test_the_threshold_policy_editor_preview_shows_the_impact(
+    client: Any, api_client: Any, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    from tests.policy.test_pages_policies import threshold_data
+
+    cluster = demo_snapshot.cluster
+    loadaware_configuration(cluster, usage_thresholds={"cpu": 40})
+    api_client.force_login(editor)
+    expected = threshold_impact(
+        api_client,
+        {
+            "cluster": cluster.pk,
+            "name": "pool",
+            "node_selector": {},
+            "usage_thresholds": {"cpu": 50},
+        },
+    ).json()
+    client.force_login(editor)
+    response = client.post(
+        "/policies/thresholds/new/", {"parent": cluster.pk, **threshold_data(preview="1")}
+    )
+    assert response.status_code == 200
+    shown = response.context["preview"].impact
+    assert shown == expected and shown["annotations_changed"]
+    page = response.content.decode()
+    count = len(expected["annotations_changed"])
+    assert f'data-impact="annotations">{count}<' in page
+    assert f'data-impact="after">{expected["filtered"]["after"]}<' in page

@@ -318,6 +318,29 @@ def test_a_threshold_what_if_shares_state_and_decides_as_a_fresh_build() -> None
         assert framework.evaluate(parse_pod(pod), shared, parse_time(NOW)).to_dict() == expected
 
 
+def test_a_re_annotated_variant_decides_as_a_fresh_build_and_leaves_the_snapshot() -> None:
+    """LoadAware's state is shared by variants, but a replaced node's usage-thresholds
+    annotation is read again: the variant decides as a snapshot built with it."""
+    key = "scheduling.koordinator.sh/usage-thresholds"
+    cluster = [node(f"n{i}") for i in range(3)]
+    cluster += [metric(f"n{i}", 6000) for i in range(3)]  # 75 % cpu: over the 65 % default
+    pod = pending("web", cpu=100)
+    engine = Engine(load_configuration(CONFIG))
+    annotated = node("n1", annotations={key: '{"usageThresholds": {"cpu": 90}}'})
+    fresh = Snapshot.from_objects([cluster[0], annotated, *cluster[2:]], warn=lambda _: None)
+    expected = engine.evaluate(parse_pod(pod), fresh, parse_time(NOW)).to_dict()
+    assert expected["selectedNode"] == "n1"
+    snapshot = Snapshot.from_objects(cluster, warn=lambda _: None)
+    before = engine.evaluate(parse_pod(pod), snapshot, parse_time(NOW)).to_dict()
+    assert before["selectedNode"] is None  # every node over the threshold
+    variant = snapshot.variant([annotated])
+    got = engine.evaluate(parse_pod(pod), variant, parse_time(NOW)).to_dict()
+    assert got["selectedNode"] == "n1"
+    assert got["nodes"] == expected["nodes"]
+    again = engine.evaluate(parse_pod(pod), snapshot, parse_time(NOW)).to_dict()
+    assert again == before  # the snapshot's own state is untouched
+
+
 def test_labels_the_kubelet_sets_are_not_proposed() -> None:
     pod = pending("web", nodeSelector={"kubernetes.io/hostname": "n9"})
     fixes, _, _ = fixes_for([node("n1"), node("n2")], pod)

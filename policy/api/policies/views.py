@@ -371,6 +371,65 @@ class NodeThresholdPolicyViewSet(PolicyViewSet[NodeThresholdPolicy]):
         }
         return Response(PolicyPreviewSerializer(body).data)
 
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        responses={
+            200: OpenApiResponse(
+                response=OpenApiTypes.OBJECT,
+                description="As the other impact actions (`filtered`, `pending`, "
+                "`thresholds_changed`), for saving the policy and a push writing what the "
+                "policies then ask for; `annotations_changed` names the nodes whose annotation "
+                "that push would write or clear. Nothing is saved.",
+            ),
+            400: OpenApiResponse(description="The policy as a POST (or PATCH) would refuse it."),
+            404: OpenApiResponse(description="No policy `id`."),
+            409: OpenApiResponse(description="The cluster has no snapshot yet."),
+        },
+    )
+    @action(detail=False, methods=["post"], throttle_classes=[EvaluateThrottle])
+    def impact(self, request: Request) -> Response:
+        """The impact of a new policy (the body as a POST sends it) or of an edit (``id`` and
+        the fields a PATCH sends) before saving it; ``profile`` names the LoadAware profile
+        (default: the dashboard's)."""
+        body = dict(request.data) if isinstance(request.data, Mapping) else {}
+        pk, profile = body.pop("id", None), body.pop("profile", None)
+        if profile is not None and not isinstance(profile, str):
+            raise PolicyValidationError({"profile": ["Expected a profile's schedulerName."]})
+        context = self._context()
+        if pk is None:
+            serializer = self.get_serializer(data=body)
+            serializer.is_valid(raise_exception=True)
+            data = serializer.validated_data
+            cluster = data["cluster"]
+
+            def edit() -> Any:
+                return self.service.create(data, context)
+        else:
+            instance = self._policy(pk)
+            serializer = self.get_serializer(instance, data=body, partial=True)
+            serializer.is_valid(raise_exception=True)
+            data = serializer.validated_data
+            cluster = instance.cluster
+
+            def edit() -> Any:
+                return self.service.update(instance.pk, data, context, expected_version=None)
+
+        try:
+            answer = self._call(
+                pk, data, lambda: decision_impact.threshold_policy_impact(cluster, edit, profile)
+            )
+        except decision_impact.NoSnapshot as exc:
+            return Response({"cluster": [str(exc)]}, status=status.HTTP_409_CONFLICT)
+        return Response(answer)
+
+    def _policy(self, pk: Any) -> NodeThresholdPolicy:
+        if isinstance(pk, bool) or not isinstance(pk, int | str) or not str(pk).isdigit():
+            raise PolicyValidationError({"id": ["Expected a node threshold policy's id."]})
+        instance = self.filter_queryset(self.get_queryset()).filter(pk=int(pk)).first()
+        if instance is None:
+            raise NotFound(f"No node threshold policy {pk}.")
+        return instance
+
 
 class CollectPolicyViewSet(PolicyViewSet[NodeMetricCollectPolicy]):
     """NodeMetric collect policies (Koordinator's slo-controller colocation-config)."""

@@ -179,6 +179,11 @@ def dry_run(
             )
         except decision_impact.NoSnapshot:
             impact = None
+    if isinstance(form, pf.NodeThresholdPolicyForm) and when == "now":
+        try:  # once saved and pushed (the call is made again, and rolled back again)
+            impact = decision_impact.threshold_policy_impact(cluster, call)
+        except decision_impact.NoSnapshot:
+            impact = None
     return Preview(
         before,
         after,

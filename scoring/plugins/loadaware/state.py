@@ -9,6 +9,7 @@ per cycle (upstream's PreFilter writes the estimate to CycleState).
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
@@ -110,6 +111,18 @@ class LoadAwareState:
         else:
             return
         self.memo = {}
+
+    def for_variant(self, variant: Snapshot, nodes: Sequence[int]) -> LoadAwareState:
+        """This state on ``variant``, whose Node objects at ``nodes`` were replaced: their
+        annotations may name other thresholds (``Snapshot.variant``). NodeMetrics, estimates
+        and the assign cache are shared; this state is untouched."""
+        if not nodes:
+            return self
+        other = copy.copy(self)
+        other._snapshot = variant
+        other.thresholds = self.thresholds.with_nodes(variant, nodes)
+        other.memo = {}
+        return other
 
     def with_thresholds(self, args: LoadAwareArgs) -> LoadAwareState:
         """This state under ``args`` that differ from its own in usage thresholds only (a

@@ -19,7 +19,8 @@ annotation text, so each distinct annotation is parsed once per snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import copy
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -198,6 +199,17 @@ class NodeThresholds:
     def update(self, node: int, snapshot: Snapshot) -> None:
         """The node object changed: its annotation may name other thresholds."""
         self.group_ids[node] = self._group(_annotation(snapshot.nodes[node]))
+
+    def with_nodes(self, snapshot: Snapshot, nodes: Iterable[int]) -> NodeThresholds:
+        """A copy with ``nodes`` read again from ``snapshot`` (a variant whose Node objects
+        replace them); this one is untouched."""
+        other = copy.copy(self)
+        other._groups = dict(self._groups)
+        other.profiles = list(self.profiles)
+        other.group_ids = self.group_ids.copy()
+        for node in nodes:
+            other.update(node, snapshot)
+        return other
 
     def profile(self, node: int) -> ThresholdProfile:
         return self.profiles[int(self.group_ids[node])]
