@@ -15,11 +15,12 @@ from policy.accounts.changes import ChangeContext
 from policy.clusters.engine import engine_for, snapshot_for
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.decisions import evaluation
+from policy.decisions.models import PlacementDecision
 from policy.engine import client
 from policy.engine.questions import Refused, question
 from policy.policies.models import LoadAwareSchedulingArgs, SchedulerProfile
 from policy.sync.thresholds_in_force import thresholds_in_force
-from scoring import LOADAWARE, Target, gc_paused
+from scoring import LOADAWARE, InputError, Pod, Target, gc_paused, parse_pod
 from scoring import placement_impact as impact
 
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -78,6 +79,7 @@ def compare(
         "profile": profile,
         "profile_after": profile_after,
         "annotations_after": dict(annotations_after or {}),
+        "recorded": _recorded(cluster),
     }
     try:
         answer: dict[str, Any] = client.ask(cluster.pk, "impact", payload)
@@ -113,8 +115,43 @@ def _impact_question(payload: dict[str, Any]) -> dict[str, Any]:
             stored.taken_at,
             profile_after=profile_after,
             annotations_after=payload.get("annotations_after") or None,
+            recorded=_pods(payload.get("recorded") or ()),
         )
     return {**answer, "snapshot": stored.pk, "profile": profile_after}
+
+
+RECORDED = 20  # the newest recorded decisions an impact evaluates again
+
+
+def _recorded(cluster: Cluster) -> list[dict[str, Any]]:
+    """The cluster's newest recorded decisions (one per pod), each pod under the profile it
+    was evaluated with."""
+    rows = PlacementDecision.objects.filter(cluster=cluster).only("pk", "pod", "profile")
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for row in rows.order_by("-created", "-id")[: RECORDED * 3]:
+        meta = row.pod.get("metadata") or {}
+        key = (str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+        if key in seen:
+            continue
+        seen.add(key)
+        pod = {**row.pod, "spec": {**(row.pod.get("spec") or {}), "schedulerName": row.profile}}
+        out.append({"decision": row.pk, "pod": pod})
+        if len(out) == RECORDED:
+            break
+    return out
+
+
+def _pods(recorded: Any) -> list[tuple[int, Pod]]:
+    """The recorded decisions' pods, read as the engine reads a pod (one it cannot read is
+    left out: it was stored before a stricter reader)."""
+    out = []
+    for item in recorded:
+        try:
+            out.append((int(item["decision"]), parse_pod(item["pod"])))
+        except InputError:
+            continue
+    return out
 
 
 def _loadaware_profile(engine: Any) -> str:

@@ -10,8 +10,8 @@ not saved.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -47,12 +47,14 @@ def impact(
     now: datetime,
     profile_after: str | None = None,
     annotations_after: Mapping[str, str | None] | None = None,
+    recorded: Sequence[tuple[int, Pod]] = (),
 ) -> dict[str, Any]:
     """``before`` and ``after`` compared on ``snapshot``: the issue's impact answer, for the
     load filter of ``profile`` (named ``profile_after`` after the change, when renamed). With
     ``annotations_after`` (node name → its usage-thresholds annotation after the change, None:
     removed) the "after" side also runs on the nodes so annotated (a node threshold policy's
-    edit, once pushed)."""
+    edit, once pushed). ``recorded`` (decision id, its pod) are evaluated again under both:
+    ``decisions`` names those that would pick another node."""
     names = snapshot.node_names
     cycle = Cycle(parse_pod(PROBE), snapshot, now)
     with snapshot.transient_extensions():
@@ -62,6 +64,8 @@ def impact(
         cycle_after = Cycle(cycle.pod, variant, now) if changed else cycle
         new = _load(after, profile_after or profile, cycle_after, before, profile)
         placed = _placeable(before, after, snapshot, now, variant)
+        renamed = {profile: profile_after} if profile_after and profile_after != profile else {}
+        decisions = _recorded(before, after, snapshot, variant, now, recorded, renamed)
     added = np.flatnonzero(new.filtered & ~old.filtered)
     removed = np.flatnonzero(old.filtered & ~new.filtered)
     return {
@@ -73,7 +77,37 @@ def impact(
         },
         "pending": placed,
         "thresholds_changed": [names[int(i)] for i in _changed_thresholds(old, new)],
+        "decisions": decisions,
     }
+
+
+def _recorded(
+    before: Engine,
+    after: Engine,
+    snapshot: Snapshot,
+    variant: Snapshot,
+    now: datetime,
+    recorded: Sequence[tuple[int, Pod]],
+    renamed: Mapping[str, str],
+) -> dict[str, Any]:
+    """Recorded decisions' pods evaluated again before and after the change (a score change
+    moves pods without filtering any node): those whose node would differ."""
+    changed = []
+    for decision, pod in recorded:
+        was = _selected(before, pod, snapshot, now)
+        moved = replace(pod, scheduler_name=renamed.get(pod.scheduler_name, pod.scheduler_name))
+        will = _selected(after, moved, variant, now)
+        if was != will:
+            changed.append({"decision": decision, "pod": pod.key, "before": was, "after": will})
+    return {"evaluated": len(recorded), "changed": changed}
+
+
+def _selected(engine: Engine, pod: Pod, snapshot: Snapshot, now: datetime) -> str | None:
+    """The node ``engine`` picks for ``pod`` (None: none fits, or no profile of its name)."""
+    try:
+        return engine.evaluate(pod, snapshot, now).selected_node
+    except InputError:
+        return None
 
 
 def annotated(snapshot: Snapshot, annotations: Mapping[str, str | None]) -> list[dict[str, Any]]:

@@ -270,3 +270,49 @@ def test_the_threshold_policy_editor_preview_shows_the_impact(
     count = len(expected["annotations_changed"])
     assert f'data-impact="annotations">{count}<' in page
     assert f'data-impact="after">{expected["filtered"]["after"]}<' in page
+
+
+def test_a_score_change_names_the_recorded_decisions_it_would_move(
+    api_client: Any, editor: User, demo_snapshot: ClusterSnapshot
+) -> None:
+    """Packing instead of spreading filters no node, but moves pods: the newest recorded
+    decisions are evaluated again, and each one named moves where evaluating it after the
+    save puts it."""
+    configuration = loadaware_configuration(demo_snapshot.cluster, usage_thresholds={"cpu": 95})
+    profile = configuration.profiles.get()
+    api_client.force_login(editor)
+    cluster_id = demo_snapshot.cluster_id
+    pods = [
+        p for p in snapshot_for(demo_snapshot).pending if p.scheduler_name == "default-scheduler"
+    ]
+    made = []
+    for pod in pods[-3:]:
+        answer = api_client.post(
+            f"/api/v1/clusters/{cluster_id}/evaluate/", {"pod": dict(pod.raw)}, format="json"
+        )
+        assert answer.status_code == 201, answer.content
+        made.append({**answer.json(), "manifest": dict(pod.raw)})
+    packing = [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}]
+    response = api_client.post(
+        f"/api/v1/profiles/{profile.pk}/impact/", {"plugin_config": packing}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    decisions = response.json()["decisions"]
+    assert decisions["evaluated"] == len(made)
+    assert decisions["changed"], "packing moves at least one of the pods"
+    assert response.json()["filtered"]["added"] == []
+    saved = api_client.patch(
+        f"/api/v1/profiles/{profile.pk}/",
+        {"plugin_config": packing},
+        format="json",
+        HTTP_IF_MATCH=f'W/"{profile.version}"',
+    )
+    assert saved.status_code == 200, saved.content
+    by_id = {m["id"]: m for m in made}
+    for moved in decisions["changed"]:
+        before = by_id[moved["decision"]]
+        assert moved["before"] == before["selectedNode"]
+        again = api_client.post(
+            f"/api/v1/clusters/{cluster_id}/evaluate/", {"pod": before["manifest"]}, format="json"
+        ).json()
+        assert again["selectedNode"] == moved["after"] != moved["before"]
