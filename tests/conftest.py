@@ -3,6 +3,7 @@ a small demo cluster and token helpers."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -16,6 +17,15 @@ NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 
 _DB_FIXTURES = {"db", "transactional_db", "live_server"}  # what pytest-django looks for
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """scripts/test splits the run over processes, which tell tests apart by id: two tests
+    with one id would silently run as one."""
+    counts = Counter(item.nodeid for item in items)
+    shared = sorted(nodeid for nodeid, n in counts.items() if n > 1)
+    if shared:
+        raise pytest.UsageError(f"{len(shared)} test ids name more than one test: {shared[:5]}")
 
 
 @pytest.fixture(scope="session")
