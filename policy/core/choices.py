@@ -90,6 +90,7 @@ class WorkloadSource(models.TextChoices):
 
     MANIFESTS = "manifests", "Manifests (Pods, Deployments, ReplicaSets, StatefulSets, Jobs)"
     PENDING = "pending", "The snapshot's pending pods"
+    HISTORY = "history", "The bindings the cluster's scheduler made between two times (replayed)"
 
 
 class ConfigurationSource(models.TextChoices):

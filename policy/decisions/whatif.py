@@ -29,8 +29,8 @@ from policy.clusters.engine import engine_for, snapshot_for
 from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.clusters.snapshot_chains import materialize
 from policy.core import broker, processes
-from policy.core.choices import ConfigurationSource, WhatIfStatus, WorkloadSource
-from policy.decisions.models import WhatIfRun
+from policy.core.choices import ConfigurationSource, DecisionSource, WhatIfStatus, WorkloadSource
+from policy.decisions.models import PlacementDecision, WhatIfRun
 from policy.policies import rendering
 from policy.policies.documents import for_target
 from policy.policies.models import SchedulerConfiguration
@@ -396,12 +396,24 @@ def start(
     baseline: ConfigurationInput,
     candidate: ConfigurationInput,
     user: AbstractBaseUser | AnonymousUser | None = None,
+    replay_from: datetime | None = None,
+    replay_until: datetime | None = None,
 ) -> WhatIfRun:
-    """Check every input now (errors name fields), store the run, queue it on commit."""
+    """Check every input now (errors name fields), store the run, queue it on commit. A
+    history replay (``workload_source`` history) starts from the snapshot before the first
+    binding of the window ``replay_from`` ≤ t < ``replay_until``."""
     stored = cluster.latest_snapshot()
     if stored is None:
         raise WhatIfInvalid({"cluster": [f"cluster {cluster.name} has no snapshot yet"]})
     errors: dict[str, list[str]] = {}
+    replayed: list[PlacementDecision] = []
+    if workload_source == WorkloadSource.HISTORY:
+        try:
+            replayed = history_bindings(cluster, replay_from, replay_until)
+        except WhatIfInvalid as exc:
+            errors.update(exc.errors)
+        if replayed and replayed[0].snapshot is not None:
+            stored = replayed[0].snapshot
     sides: list[ResolvedConfiguration] = []
     for field, wanted in (("baseline", baseline), ("candidate", candidate)):
         try:
@@ -411,8 +423,10 @@ def start(
     pods: list[Pod] = []
     try:
         snapshot = snapshot_for(stored) if workload_source == WorkloadSource.PENDING else None
-        manifests = workload_manifests(workload_source, workload, snapshot).manifests
-        pods = _pods(manifests)
+        if workload_source == WorkloadSource.HISTORY:
+            pods = _pods([d.pod for d in replayed]) if replayed else []
+        else:
+            pods = _pods(workload_manifests(workload_source, workload, snapshot).manifests)
     except WhatIfInvalid as exc:
         errors.update(exc.errors)
     if errors:
@@ -424,6 +438,8 @@ def start(
         snapshot_taken_at=stored.taken_at,
         workload_source=workload_source,
         workload=workload if workload_source == WorkloadSource.MANIFESTS else "",
+        replay_from=replay_from if workload_source == WorkloadSource.HISTORY else None,
+        replay_until=replay_until if workload_source == WorkloadSource.HISTORY else None,
         pod_count=len(pods),
         baseline_source=sides[0].source,
         baseline_label=sides[0].label,
@@ -573,7 +589,12 @@ def _compare(run: WhatIfRun, progress: _Progress) -> dict[str, Any]:
     if stored is None:
         raise WhatIfInvalid({"snapshot": ["the starting snapshot was deleted; run it again"]})
     snapshot = snapshot_for(stored)
-    workload = workload_manifests(run.workload_source, run.workload, snapshot)
+    replayed: list[PlacementDecision] = []
+    if run.workload_source == WorkloadSource.HISTORY:
+        replayed = history_bindings(run.cluster, run.replay_from, run.replay_until)
+        workload = Workload([d.pod for d in replayed], [], [])
+    else:
+        workload = workload_manifests(run.workload_source, run.workload, snapshot)
     pods = _pods(workload.manifests)
     sides = [
         ResolvedConfiguration(
@@ -603,7 +624,59 @@ def _compare(run: WhatIfRun, progress: _Progress) -> dict[str, Any]:
     for side, entry in zip(sides, result["runs"], strict=True):
         entry["thresholdsFromPolicies"] = side.thresholds
         entry["annotationsChanged"] = pushed[1] if pushed and side.thresholds else 0
+    if replayed:
+        result["replay"] = replay_report(replayed, runs)
     return result
+
+
+def history_bindings(
+    cluster: Cluster, start: datetime | None, end: datetime | None
+) -> list[PlacementDecision]:
+    """The bindings the cluster's scheduler made in ``start`` ≤ t < ``end`` (recorded decisions
+    of source ``cluster``, each decided on the snapshot before it), in the order they were
+    made; errors name ``replay_from`` / ``replay_until``."""
+    if start is None or end is None:
+        missing = [f for f, v in (("replay_from", start), ("replay_until", end)) if v is None]
+        raise WhatIfInvalid({f: ["required to replay the cluster's history"] for f in missing})
+    if start >= end:
+        raise WhatIfInvalid({"replay_until": ["must be later than replay_from"]})
+    limit = settings.WHATIF_MAX_PODS
+    found = list(
+        PlacementDecision.objects.filter(
+            cluster=cluster,
+            source=DecisionSource.CLUSTER,
+            snapshot__isnull=False,
+            snapshot_taken_at__gte=start,
+            snapshot_taken_at__lt=end,
+        )
+        .select_related("snapshot")
+        .defer("explanation_data")
+        .order_by("snapshot_taken_at", "created", "id")[: limit + 1]
+    )
+    if not found:
+        raise WhatIfInvalid(
+            {"replay_from": ["the cluster's scheduler made no recorded binding in that window"]}
+        )
+    if len(found) > limit:
+        raise WhatIfInvalid(
+            {"replay_until": [f"more than {limit} bindings: at most {limit} per comparison"]}
+        )
+    return found
+
+
+def replay_report(
+    replayed: Sequence[PlacementDecision], runs: Sequence[SimulationRun]
+) -> dict[str, Any]:
+    """How many of the replayed pods each side places elsewhere than the cluster's scheduler
+    did (a pod a side cannot place counts as elsewhere)."""
+    actual = {f"{d.pod_namespace}/{d.pod_name}": d.actual_node for d in replayed}
+    elsewhere = [sum(1 for p in run.placements if p.node != actual.get(p.pod.key)) for run in runs]
+    return {
+        "bindings": len(replayed),
+        "from": replayed[0].snapshot_taken_at.isoformat(),
+        "snapshot": replayed[0].snapshot_id,
+        "elsewhere": elsewhere,
+    }
 
 
 def _with_objects(snapshot: Snapshot, objects: Sequence[Mapping[str, Any]]) -> Snapshot:

@@ -192,6 +192,14 @@ class WhatIfCreateSerializer(serializers.Serializer[Any]):
         max_length=whatif.MAX_WORKLOAD_BYTES,
         help_text="Pods, Deployments, ReplicaSets, StatefulSets or Jobs (YAML or JSON).",
     )
+    replay_from = serializers.DateTimeField(
+        required=False,
+        help_text="With workload_source history: the first binding's earliest time (bindings "
+        "are timed by the snapshot they were decided on).",
+    )
+    replay_until = serializers.DateTimeField(
+        required=False, help_text="With workload_source history: bindings before this time."
+    )
     baseline = ConfigurationInputSerializer()
     candidate = ConfigurationInputSerializer()
 
@@ -217,6 +225,8 @@ class WhatIfRunSerializer(ModelSerializer[WhatIfRun]):
             "percent",
             "workload_source",
             "workload",
+            "replay_from",
+            "replay_until",
             "pod_count",
             "baseline_source",
             "baseline_label",

@@ -316,6 +316,8 @@ class WhatIfViewSet(
                 baseline=_side(data["baseline"]),
                 candidate=_side(data["candidate"]),
                 user=request.user,
+                replay_from=data.get("replay_from"),
+                replay_until=data.get("replay_until"),
             )
         except whatif.WhatIfInvalid as exc:
             raise serializers.ValidationError(

@@ -32,6 +32,12 @@ class WhatIfRun(models.Model):
     snapshot_taken_at = models.DateTimeField(help_text="When the starting snapshot was taken.")
     workload_source = models.CharField(max_length=16, choices=WorkloadSource.choices)
     workload = models.TextField(blank=True, help_text="The manifests as given (YAML or JSON).")
+    replay_from = models.DateTimeField(
+        null=True, blank=True, help_text="History replays: the first binding's earliest time."
+    )
+    replay_until = models.DateTimeField(
+        null=True, blank=True, help_text="History replays: bindings before this time."
+    )
     pod_count = models.PositiveIntegerField(default=0, help_text="Pods after expansion.")
     baseline_source = models.CharField(max_length=16, choices=ConfigurationSource.choices)
     baseline_label = models.CharField(max_length=120)

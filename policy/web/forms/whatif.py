@@ -112,6 +112,17 @@ class WhatIfForm(forms.Form):
         widget=_yaml_area(16),
     )
     upload = forms.FileField(required=False, label="…or upload a manifest file")
+    replay_from = forms.DateTimeField(
+        required=False,
+        label="Bindings from (UTC)",
+        help_text="e.g. 2026-11-27 09:00; a binding is timed by the snapshot it was decided on.",
+        widget=forms.DateTimeInput(attrs={"placeholder": "YYYY-MM-DD HH:MM"}),
+    )
+    replay_until = forms.DateTimeField(
+        required=False,
+        label="until (UTC, not included)",
+        widget=forms.DateTimeInput(attrs={"placeholder": "YYYY-MM-DD HH:MM"}),
+    )
     # The two sides' fields (baseline_source, …, candidate_yaml) are added per instance.
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -105,6 +105,8 @@ def _start(request: HttpRequest, form: WhatIfForm) -> WhatIfRun | None:
             baseline=_side_input(data, "baseline"),
             candidate=_side_input(data, "candidate"),
             user=request.user,
+            replay_from=data.get("replay_from"),
+            replay_until=data.get("replay_until"),
         )
     except whatif.WhatIfInvalid as exc:
         for field, problems in exc.errors.items():
