@@ -6,7 +6,9 @@ Run outside the test suite:
 For each of the issue's cases (a request no node has room for, an untolerated taint, a node
 selector no node matches, a LoadAware threshold every node is over) it times ``advise`` on a
 warm snapshot (its plugins' state built, as a served snapshot has it) and prints the fixes'
-kinds; then the impact of a LoadAware threshold edit and a threshold sweep. The target is 2 s
+kinds; then the impact of a LoadAware threshold edit (alone, and with 20 recorded decisions
+evaluated again), of a node threshold policy annotating a tenth of the nodes, and a threshold
+sweep. The target is 2 s
 per answer at 5,000 nodes (the sweep has none; it is shown for scale).
 """
 
@@ -111,8 +113,31 @@ def time_policy_answers(snapshot: Snapshot, repeat: int) -> None:
     after = Engine(load_configuration(raised))
     thresholds = list(range(30, 101, 5))
     pools = [n.labels.get("pool", "") for n in snapshot.nodes]
+    ordinary = [p for p in snapshot.pending if p.requests.get("cpu", 0) < 4_000]
+    recorded = list(enumerate(ordinary[:20]))
+    annotated = {
+        node.name: '{"usageThresholds":{"cpu":90}}'
+        for node in snapshot.nodes[: len(snapshot) // 10]
+    }
+    profile = "default-scheduler"
     for label, run in (
-        ("impact 65 -> 75", lambda: impact(before, after, "default-scheduler", snapshot, NOW)),
+        ("impact 65 -> 75", lambda: impact(before, after, profile, snapshot, NOW)),
+        (
+            "impact 65 -> 75, 20 decisions",
+            lambda: impact(before, after, profile, snapshot, NOW, recorded=recorded),
+        ),
+        (
+            f"threshold policy, {len(annotated)} nodes",
+            lambda: impact(
+                before,
+                before,
+                profile,
+                snapshot,
+                NOW,
+                annotations_after=annotated,
+                recorded=recorded,
+            ),
+        ),
         (
             f"sweep, {len(thresholds)} thresholds",
             lambda: loadaware_sweep(
