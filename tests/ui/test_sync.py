@@ -20,6 +20,7 @@ from policy.sync.models import SyncJob, SyncJobKind, SyncJobStatus
 from tests.personas import create_user as make_user
 from tests.policy.builders import unpushed_policies
 from tests.ui.session import log_in
+from tests.ui.test_mobile import PHONE, WIDEST
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -148,3 +149,35 @@ def test_an_unfinished_job_page_follows_the_job(
     assert "Finished" in page.locator("#job-status").inner_text()
     assert page.get_by_role("link", name="Reload to see its progress").count() == 0
     assert "done" in page.get_by_label("Job log").inner_text()
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1280, "height": 800}, PHONE], ids=["1280", "390"])
+def test_the_sync_page_says_when_the_last_refresh_adopted_no_configuration(
+    page: Any, live_server: Any, transactional_db: None, viewport: dict[str, int], screenshot: Shot
+) -> None:
+    """A refresh that found nothing at the ConfigMap key the cluster names says so on the
+    Sync page, linked to its job, without opening the job's log."""
+    cluster = load_demo_cluster(nodes=12).cluster
+    note = (
+        "no scheduler configuration at kube-system/sched:config.yaml: nothing adopted (is "
+        "that the key the scheduler reads? the cluster's settings name it)"
+    )
+    job = SyncJob.objects.create(
+        cluster=cluster,
+        kind=SyncJobKind.REFRESH,
+        status=SyncJobStatus.SUCCEEDED,
+        finished=timezone.now(),
+        notes=[note, "drift: 0"],
+    )
+    page.set_viewport_size(viewport)
+    make_user("vera", "viewer")
+    log_in(page, live_server, "vera")
+    page.goto(f"{live_server.url}/clusters/{cluster.pk}/sync/")
+    notice = page.locator("section[aria-labelledby='refresh-notes-h']")
+    assert "No scheduler configuration at kube-system/sched:config.yaml" in notice.inner_text()
+    assert "drift" not in notice.inner_text()  # drift has its own section
+    assert page.evaluate(WIDEST) is None
+    notice.get_by_role("link", name=f"job {job.pk}").click()
+    page.wait_for_url(re.compile(rf"/sync/jobs/{job.pk}/$"))
+    assert page.evaluate(WIDEST) is None
+    screenshot(page, f"sync-refresh-notes-{viewport['width']}")
