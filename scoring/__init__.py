@@ -10,6 +10,7 @@ Everything else under ``scoring`` may change without notice.
 
 # The engine and what it answers.
 from scoring.advisor import advise, loadaware_sweep, swept_field
+from scoring.advisor.impact import annotated as annotated_nodes
 from scoring.advisor.impact import impact as placement_impact
 from scoring.advisor.impact import load_filtered
 from scoring.config import (
@@ -191,6 +192,7 @@ __all__ = [
     "ThresholdProfile",
     "TooManyPods",
     "advise",
+    "annotated_nodes",
     "balance_low_node_load",
     "base_digest",
     "check_coherence",

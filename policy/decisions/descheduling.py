@@ -145,6 +145,11 @@ def scheduler_side(cluster: Cluster) -> SchedulerSide:
         if choice.id is not None
         else "kube-scheduler defaults"
     )
+    return side_of(engine, origin)
+
+
+def side_of(engine: Engine, origin: str) -> SchedulerSide:
+    """``engine``'s first LoadAware profile and its thresholds, named after ``origin``."""
     for name, framework in engine.frameworks.items():
         plugin = framework.instances.get(LOADAWARE)
         if isinstance(plugin, LoadAwareScheduling):
@@ -309,6 +314,26 @@ def _findings(
         koordlet_source=descheduler.koordlet_place(cluster),
         refused=_refused(stored, snapshot, side),
     )
+
+
+def findings_between(
+    cluster: Cluster,
+    stored: ClusterSnapshot,
+    before: tuple[Any, SchedulerSide],
+    after: tuple[Any, SchedulerSide],
+) -> dict[str, list[dict[str, Any]]]:
+    """The coherence findings a scheduler-side change (each side: the snapshot it runs on and
+    its engine) resolves and creates, with the stored descheduler and koordlet documents."""
+    parsed = descheduler.descheduler_of(cluster)
+    config = parsed.config if parsed is not None else None
+    was, will = (
+        _finding_keys([f.to_dict() for f in _findings(cluster, stored, snap, side, config)])
+        for snap, side in (before, after)
+    )
+    return {
+        "resolves": [f for key, f in was.items() if key not in will],
+        "creates": [f for key, f in will.items() if key not in was],
+    }
 
 
 def _refused(stored: ClusterSnapshot, snapshot: Any, side: SchedulerSide) -> int | None:

@@ -14,13 +14,13 @@ from django.db import transaction
 from policy.accounts.changes import ChangeContext
 from policy.clusters.engine import engine_for, snapshot_for
 from policy.clusters.models import Cluster, ClusterSnapshot
-from policy.decisions import evaluation
+from policy.decisions import descheduling, evaluation
 from policy.decisions.models import PlacementDecision
 from policy.engine import client
 from policy.engine.questions import Refused, question
 from policy.policies.models import LoadAwareSchedulingArgs, SchedulerProfile
 from policy.sync.thresholds_in_force import thresholds_in_force
-from scoring import LOADAWARE, InputError, Pod, Target, gc_paused, parse_pod
+from scoring import LOADAWARE, InputError, Pod, Target, annotated_nodes, gc_paused, parse_pod
 from scoring import placement_impact as impact
 
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -104,20 +104,33 @@ def _impact_question(payload: dict[str, Any]) -> dict[str, Any]:
     if stored is None:
         raise Refused("snapshot", f"no snapshot {payload['snapshot']}")
     before = _engine(payload["before"])
+    after = _engine(payload["after"])
     profile = payload["profile"] or _loadaware_profile(before)
     profile_after = payload["profile_after"] or profile
+    snapshot = snapshot_for(stored)
+    annotations = payload.get("annotations_after") or {}
     with gc_paused():
         answer = impact(
             before,
-            _engine(payload["after"]),
+            after,
             profile,
-            snapshot_for(stored),
+            snapshot,
             stored.taken_at,
             profile_after=profile_after,
-            annotations_after=payload.get("annotations_after") or None,
+            annotations_after=annotations or None,
             recorded=_pods(payload.get("recorded") or ()),
         )
-    return {**answer, "snapshot": stored.pk, "profile": profile_after}
+        changed = annotated_nodes(snapshot, annotations)
+        findings = descheduling.findings_between(
+            stored.cluster,
+            stored,
+            (snapshot, descheduling.side_of(before, "the scheduler configuration now")),
+            (
+                snapshot.variant(changed) if changed else snapshot,
+                descheduling.side_of(after, "the scheduler configuration after this change"),
+            ),
+        )
+    return {**answer, "findings": findings, "snapshot": stored.pk, "profile": profile_after}
 
 
 RECORDED = 20  # the newest recorded decisions an impact evaluates again

@@ -473,3 +473,72 @@ def test_an_edit_of_a_json_document_stays_json(
     stored = json.loads(row.source)  # still JSON, not YAML
     args = stored["profiles"][0]["pluginConfig"][1]["args"]
     assert args["highThresholds"] == {"cpu": 75, "memory": 85}
+
+
+def test_a_loadaware_edit_says_which_findings_it_resolves_or_creates(
+    api_client: Any, editor: User, stack: Cluster
+) -> None:
+    """Admitting memory only up to 65 % (under LowNodeLoad's high 80 % and koordlet's
+    eviction at 70 %) resolves R1 and R3 and creates R2 (LowNodeLoad counts headroom LoadAware
+    refuses); at 75 % R3 stands with the new value."""
+    from policy.policies.models import LoadAwareSchedulingArgs
+
+    args = LoadAwareSchedulingArgs.objects.get(profile__configuration__cluster=stack)
+    api_client.force_login(editor)
+    url = f"/api/v1/loadaware-args/{args.pk}/impact/"
+    lowered = api_client.post(url, {"usage_thresholds": {"cpu": 65, "memory": 65}}, format="json")
+    assert lowered.status_code == 200, lowered.content
+    findings = lowered.json()["findings"]
+    assert sorted(f["rule"] for f in findings["resolves"]) == ["R1", "R3"]
+    [headroom] = findings["creates"]  # LowNodeLoad now counts headroom LoadAware refuses
+    assert headroom["rule"] == "R2" and "refuses above 65 %" in headroom["summary"]
+    partly = api_client.post(url, {"usage_thresholds": {"cpu": 65, "memory": 75}}, format="json")
+    moved = partly.json()["findings"]
+    assert sorted(f["rule"] for f in moved["resolves"]) == ["R1", "R3"]
+    created = {f["rule"]: f for f in moved["creates"]}
+    assert sorted(created) == ["R2", "R3"] and created["R3"]["values"][0]["value"] == 75
+    unchanged = api_client.post(url, {}, format="json").json()["findings"]
+    assert unchanged == {"resolves": [], "creates": []}
+
+
+def test_the_loadaware_editor_preview_names_the_findings(
+    client: Any, editor: User, stack: Cluster
+) -> None:
+    from django.test import Client
+
+    from policy.policies.models import LoadAwareSchedulingArgs
+    from tests.policy.test_pages_policies import args_data
+
+    args = LoadAwareSchedulingArgs.objects.get(profile__configuration__cluster=stack)
+    page = Client()
+    page.force_login(editor)
+    response = page.post(
+        f"/policies/loadaware/{args.pk}/edit/",
+        args_data(args, usage_thresholds={"cpu": "65", "memory": "65"}, preview="1"),
+    )
+    assert response.status_code == 200, response.content
+    shown = response.context["preview"].impact["findings"]
+    assert sorted(f["rule"] for f in shown["resolves"]) == ["R1", "R3"]
+    html = response.content.decode()
+    line = html.split('data-impact="findings">', 1)[1].split("</li>", 1)[0]
+    assert "resolves <strong>R1</strong>" in line and "creates" in line
+
+
+def test_a_threshold_policy_says_which_findings_its_annotations_resolve_or_create(
+    api_client: Any, editor: User, stack: Cluster
+) -> None:
+    """Annotating every node with memory 60 % (once pushed) takes each node's LoadAware
+    threshold under LowNodeLoad's high and koordlet's eviction: R1 and R3 resolved, R2 made."""
+    api_client.force_login(editor)
+    body = {
+        "cluster": stack.pk,
+        "name": "cool",
+        "node_selector": {},
+        "usage_thresholds": {"cpu": 65, "memory": 60},
+    }
+    answer = api_client.post("/api/v1/node-threshold-policies/impact/", body, format="json")
+    assert answer.status_code == 200, answer.content
+    findings = answer.json()["findings"]
+    assert sorted(f["rule"] for f in findings["resolves"]) == ["R1", "R3"]
+    assert [f["rule"] for f in findings["creates"]] == ["R2"]
+    assert answer.json()["annotations_changed"] == ["cold", "hot", "stale", "warm"]
