@@ -301,8 +301,15 @@ def _averages(stored: ClusterSnapshot, snapshot: Any, config: Any) -> dict[str, 
 
 
 def _findings(
-    cluster: Cluster, stored: ClusterSnapshot, snapshot: Any, side: SchedulerSide, config: Any
+    cluster: Cluster,
+    stored: ClusterSnapshot,
+    snapshot: Any,
+    side: SchedulerSide,
+    config: Any,
+    refused: int | None = None,
 ) -> list[CoherenceFinding]:
+    """The coherence findings; ``refused`` (the nodes LoadAware's filter refuses now) when the
+    caller has counted it already."""
     _, koordlet, _ = descheduler.koordlet_of(cluster)
     return check_coherence(
         snapshot,
@@ -312,23 +319,26 @@ def _findings(
         averages=_averages(stored, snapshot, config),
         descheduler_source=descheduler.descheduler_place(cluster),
         koordlet_source=descheduler.koordlet_place(cluster),
-        refused=_refused(stored, snapshot, side),
+        refused=_refused(stored, snapshot, side) if refused is None else refused,
     )
 
 
 def findings_between(
     cluster: Cluster,
     stored: ClusterSnapshot,
-    before: tuple[Any, SchedulerSide],
-    after: tuple[Any, SchedulerSide],
+    before: tuple[Any, SchedulerSide, int],
+    after: tuple[Any, SchedulerSide, int],
 ) -> dict[str, list[dict[str, Any]]]:
-    """The coherence findings a scheduler-side change (each side: the snapshot it runs on and
-    its engine) resolves and creates, with the stored descheduler and koordlet documents."""
+    """The coherence findings a scheduler-side change resolves and creates, with the stored
+    descheduler and koordlet documents; each side is the snapshot it runs on, its scheduler
+    side and how many nodes its LoadAware filter refuses (the impact counted them)."""
     parsed = descheduler.descheduler_of(cluster)
     config = parsed.config if parsed is not None else None
     was, will = (
-        _finding_keys([f.to_dict() for f in _findings(cluster, stored, snap, side, config)])
-        for snap, side in (before, after)
+        _finding_keys(
+            [f.to_dict() for f in _findings(cluster, stored, snap, side, config, refused)]
+        )
+        for snap, side, refused in (before, after)
     )
     return {
         "resolves": [f for key, f in was.items() if key not in will],

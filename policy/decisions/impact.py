@@ -121,13 +121,19 @@ def _impact_question(payload: dict[str, Any]) -> dict[str, Any]:
             recorded=_pods(payload.get("recorded") or ()),
         )
         changed = annotated_nodes(snapshot, annotations)
+        filtered = answer["filtered"]
         findings = descheduling.findings_between(
             stored.cluster,
             stored,
-            (snapshot, descheduling.side_of(before, "the scheduler configuration now")),
+            (
+                snapshot,
+                descheduling.side_of(before, "the scheduler configuration now"),
+                filtered["before"],
+            ),
             (
                 snapshot.variant(changed) if changed else snapshot,
                 descheduling.side_of(after, "the scheduler configuration after this change"),
+                filtered["after"],
             ),
         )
     return {**answer, "findings": findings, "snapshot": stored.pk, "profile": profile_after}

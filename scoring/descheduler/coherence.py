@@ -111,10 +111,18 @@ class _Findings:
 
     def __init__(self) -> None:
         self.items: dict[tuple[Any, ...], Finding] = {}
+        self._nodes: dict[tuple[Any, ...], set[str]] = {}  # each entry's nodes, to look up
 
     def add(self, finding: Finding, node: str | None = None) -> None:
-        entry = self.items.setdefault(finding.key, finding)
-        if node is not None and node not in entry.nodes:
+        key = finding.key
+        entry = self.items.setdefault(key, finding)
+        if node is None:
+            return
+        seen = self._nodes.get(key)
+        if seen is None:
+            seen = self._nodes[key] = set(entry.nodes)
+        if node not in seen:
+            seen.add(node)
             entry.nodes.append(node)
 
     def sorted(self) -> list[Finding]:
