@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import time
 from collections.abc import Iterable, Iterator
@@ -308,6 +309,13 @@ def scheduler_binary() -> Path | None:
     return binary if os.access(binary, os.X_OK) else None
 
 
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
 @contextmanager
 def kube_scheduler(
     server: KubeServer, directory: Path, profiles: list[Json], **top_level: Any
@@ -321,11 +329,17 @@ def kube_scheduler(
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI needs kube-scheduler: {how}")
         pytest.skip(f"no kube-scheduler: {how}")
+    # 1.20 serves healthz and metrics where its config says, 0.0.0.0:10251 by default (the
+    # --port flag does not turn that off under --config): two schedulers at once, one per test
+    # process, each need a port of their own.
+    insecure = f"127.0.0.1:{_free_port()}"
     config = {
         "apiVersion": "kubescheduler.config.k8s.io/v1beta1",
         "kind": "KubeSchedulerConfiguration",
         "clientConnection": {"kubeconfig": str(server.kubeconfig)},
         "leaderElection": {"leaderElect": False},
+        "healthzBindAddress": insecure,
+        "metricsBindAddress": insecure,
         "profiles": profiles,
         **top_level,
     }
