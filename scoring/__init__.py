@@ -47,6 +47,7 @@ from scoring.decision_codec import Base as DecisionBase
 from scoring.decision_codec import Packed as PackedDecision
 from scoring.decision_codec import encode as encode_explanation
 from scoring.decision_page import page as explanation_page
+from scoring.descheduler.args import SCALAR_DEFAULTS as LOWNODELOAD_DEFAULTS
 from scoring.descheduler.args import LowNodeLoadArgs
 from scoring.descheduler.coherence import Finding as CoherenceFinding
 from scoring.descheduler.coherence import LoadAwareSide
@@ -145,6 +146,7 @@ __all__ = [
     "KUBE_SCHEDULER_CONFIGURATION",
     "LOADAWARE",
     "LOADAWARE_ARGS_KIND",
+    "LOWNODELOAD_DEFAULTS",
     "MULTI_POINT",
     "NODE_AFFINITY_POD_REASON",
     "NOT_SUPPORTED",

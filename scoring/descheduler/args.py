@@ -44,6 +44,23 @@ DEFAULT_ANOMALY_TIMEOUT = 1 * MINUTE
 DEFAULT_CONSECUTIVE_ABNORMALITIES = 5
 DEFAULT_CONSECUTIVE_NORMALITIES = 3
 
+# What koord-descheduler applies to an unset scalar field of LowNodeLoadArgs, as a person
+# writes it (the defaults above, and Go's zero values): editors show them beside empty fields.
+# anomalyCondition's three apply together, while anomalyCondition is absent: once it is
+# written, an unset timeout is 0 and an unset count follows the else-if above.
+SCALAR_DEFAULTS: Mapping[str, str] = {
+    "paused": "false",
+    "dryRun": "false",
+    "nodeFit": "true",
+    "useDeviationThresholds": "false",
+    "numberOfNodes": "0",
+    "nodeMetricExpirationSeconds": str(DEFAULT_NODE_METRIC_EXPIRATION_SECONDS),
+    "anomalyCondition.consecutiveAbnormalities": str(DEFAULT_CONSECUTIVE_ABNORMALITIES),
+    "anomalyCondition.consecutiveNormalities": str(DEFAULT_CONSECUTIVE_NORMALITIES),
+    "anomalyCondition.timeout": f"{DEFAULT_ANOMALY_TIMEOUT // MINUTE}m",
+    "detectorCacheTimeout": f"{DEFAULT_DETECTOR_CACHE_TIMEOUT // MINUTE}m",
+}
+
 Thresholds = dict[str, float]
 
 

@@ -482,3 +482,58 @@ def test_loadaware_refusing_every_node_and_a_threshold_of_100_are_r5() -> None:
     assert not [f for f in some if f.rule == "R5" and f.severity == "error"]
     fine = coherence.LoadAwareSide({"cpu": 65, "memory": 95})
     assert coherence.check(snapshot(), fine, None, None, refused=0) == []
+
+
+def test_the_scalar_defaults_shown_are_the_ones_decoding_applies() -> None:
+    """Each default an editor shows beside an empty field, written into the args, decodes to
+    what leaving the field out does."""
+    from scoring.descheduler.args import SCALAR_DEFAULTS, decode_args
+    from scoring.durations import parse_duration
+
+    bare = decode_args({"lowThresholds": {"cpu": 10}, "highThresholds": {"cpu": 80}})
+    anomaly = {k: v for k, v in SCALAR_DEFAULTS.items() if k.startswith("anomalyCondition.")}
+    whole = decode_args(
+        {
+            "lowThresholds": {"cpu": 10},
+            "highThresholds": {"cpu": 80},
+            "anomalyCondition": {
+                key.partition(".")[2]: int(text) if text.isdigit() else text
+                for key, text in anomaly.items()
+            },
+        }
+    )
+    assert whole.node_pools == bare.node_pools  # the three apply together
+    one = decode_args(
+        {
+            "lowThresholds": {"cpu": 10},
+            "highThresholds": {"cpu": 80},
+            "anomalyCondition": {"consecutiveAbnormalities": 5},
+        }
+    )
+    assert one.node_pools[0].anomaly.timeout == 0  # written: an unset timeout is 0
+    for field, text in SCALAR_DEFAULTS.items():
+        if field in anomaly:
+            continue
+        value: Any = {"true": True, "false": False}.get(text, text)
+        if text.isdigit():
+            value = int(text)
+        args: dict[str, Any] = {"lowThresholds": {"cpu": 10}, "highThresholds": {"cpu": 80}}
+        head, _, leaf = field.rpartition(".")
+        (args.setdefault(head, {}) if head else args)[leaf] = value
+        written = decode_args(args)
+        assert written.node_pools == bare.node_pools, field
+        assert (written.paused, written.dry_run, written.node_fit) == (
+            bare.paused,
+            bare.dry_run,
+            bare.node_fit,
+        ), field
+        assert (
+            written.number_of_nodes,
+            written.node_metric_expiration_seconds,
+            written.detector_cache_timeout,
+        ) == (
+            bare.number_of_nodes,
+            bare.node_metric_expiration_seconds,
+            bare.detector_cache_timeout,
+        ), field
+    assert parse_duration(anomaly["anomalyCondition.timeout"]) == bare.node_pools[0].anomaly.timeout

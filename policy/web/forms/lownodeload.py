@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoring import LOWNODELOAD_DEFAULTS
+
 MAPS = ("lowThresholds", "highThresholds", "prodLowThresholds", "prodHighThresholds")
 BASE_RESOURCES = ("cpu", "memory")
 TOP = "top"
@@ -106,41 +108,47 @@ class Setting:
 
     path: tuple[str, ...]
     kind: str
-    default: str  # koord-descheduler's default when unset
     help: str
 
     @property
     def name(self) -> str:
-        return "setting-" + ".".join(self.path)
+        return "setting-" + self.label
 
     @property
     def label(self) -> str:
         return ".".join(self.path)
 
+    @property
+    def default(self) -> str:
+        """koord-descheduler's value when unset (the engine's defaults)."""
+        return LOWNODELOAD_DEFAULTS[self.label]
 
+
+_ANOMALY = (
+    " The three anomaly defaults apply while anomalyCondition is absent; once it is written, "
+    "an unset timeout is 0 (none) and an unset count is defaulted as koord-descheduler does."
+)
 SETTINGS = (
-    Setting(("paused",), "bool", "false", "Evict nothing (nodes are still classified)."),
-    Setting(("dryRun",), "bool", "false", "Log the evictions it would make, evict nothing."),
-    Setting(("nodeFit",), "bool", "true", "Evict a pod only if another node could take it."),
-    Setting(
-        ("useDeviationThresholds",), "bool", "false", "Thresholds are deviations from the mean."
-    ),
-    Setting(("numberOfNodes",), "int", "0", "Act only when more nodes than this are under low."),
-    Setting(("nodeMetricExpirationSeconds",), "int", "180", "Older NodeMetrics are skipped."),
+    Setting(("paused",), "bool", "Evict nothing (nodes are still classified)."),
+    Setting(("dryRun",), "bool", "Log the evictions it would make, evict nothing."),
+    Setting(("nodeFit",), "bool", "Evict a pod only if another node could take it."),
+    Setting(("useDeviationThresholds",), "bool", "Thresholds are deviations from the mean."),
+    Setting(("numberOfNodes",), "int", "Act only when more nodes than this are under low."),
+    Setting(("nodeMetricExpirationSeconds",), "int", "Older NodeMetrics are skipped."),
     Setting(
         ("anomalyCondition", "consecutiveAbnormalities"),
         "int",
-        "5",
-        "Rounds over high before a node is treated as overloaded (1: at once).",
+        "Rounds over high before a node is treated as overloaded (1: at once)." + _ANOMALY,
     ),
     Setting(
         ("anomalyCondition", "consecutiveNormalities"),
         "int",
-        "3",
-        "Rounds back under high before it is normal again.",
+        "Rounds back under high before it is normal again." + _ANOMALY,
     ),
-    Setting(("anomalyCondition", "timeout"), "text", "1m", "How long an anomaly is remembered."),
-    Setting(("detectorCacheTimeout",), "text", "5m", "How long a node's detector is kept."),
+    Setting(
+        ("anomalyCondition", "timeout"), "text", "How long an anomaly is remembered." + _ANOMALY
+    ),
+    Setting(("detectorCacheTimeout",), "text", "How long a node's detector is kept."),
 )
 
 
