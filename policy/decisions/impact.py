@@ -30,6 +30,10 @@ class NoSnapshot(ValueError):
     """The cluster has no snapshot to compare on."""
 
 
+class UnknownProfile(ValueError):
+    """The profile asked about is not one of the configuration's."""
+
+
 class _RolledBack(Exception):
     def __init__(self, choice: evaluation.ConfigurationChoice) -> None:
         super().__init__("rolled back")
@@ -210,6 +214,13 @@ def threshold_policy_impact(
     if stored is None:
         raise NoSnapshot(f"cluster {cluster.name} has no snapshot yet")
     configuration = evaluation.choose_configuration(cluster, None)
+    if profile is not None:
+        names = {
+            str(p.get("schedulerName") or DEFAULT_SCHEDULER)
+            for p in (configuration.document or {}).get("profiles") or [{}]
+        }
+        if profile not in names:
+            raise UnknownProfile(f"no profile {profile!r}; the configuration has {sorted(names)}")
     written = _written_after(cluster, stored, edit)
     answer = compare(cluster, configuration, configuration, profile, profile, written)
     return {**answer, "annotations_changed": sorted(written)}

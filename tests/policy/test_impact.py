@@ -238,6 +238,9 @@ def test_threshold_policy_impact_of_an_edit_and_bad_input(
     assert missing.status_code == 404
     nonsense = threshold_impact(api_client, {"id": "x"})
     assert nonsense.status_code == 400 and "id" in nonsense.json()
+    typo = threshold_impact(api_client, {"id": policy["id"], "profile": "default-schedular"})
+    assert typo.status_code == 400
+    assert "no profile 'default-schedular'" in typo.json()["profile"][0]
     no_cluster = threshold_impact(api_client, {"name": "q"})
     assert no_cluster.status_code == 400 and "cluster" in no_cluster.content.decode()
 

@@ -264,6 +264,18 @@ def _document_errors(body: dict[str, Any]) -> dict[str, Any]:
     return {"errors": body["errors"], "document": messages}
 
 
+def _impact_response(
+    view: ServiceMixin[Any], object_id: Any, data: Any, call: Callable[[], Any]
+) -> Response:
+    """An impact answer; the edit's errors as a save's, no snapshot a 409."""
+    try:
+        return Response(view._call(object_id, data, call))
+    except decision_impact.NoSnapshot as exc:
+        return Response({"cluster": [str(exc)]}, status=status.HTTP_409_CONFLICT)
+    except decision_impact.UnknownProfile as exc:
+        raise PolicyValidationError({"profile": [str(exc)]}) from None
+
+
 class ImpactMixin(ServiceMixin[T]):
     """``POST .../{id}/impact/``: what saving the fields a PATCH would send would change on
     the cluster's newest snapshot (docs/advisor.md); nothing is saved."""
@@ -289,17 +301,12 @@ class ImpactMixin(ServiceMixin[T]):
         serializer = self.get_serializer(instance, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            answer = self._call(
-                instance.pk,
-                data,
-                lambda: decision_impact.update_impact(
-                    self.service, instance, data, self._context()
-                ),
-            )
-        except decision_impact.NoSnapshot as exc:
-            return Response({"cluster": [str(exc)]}, status=status.HTTP_409_CONFLICT)
-        return Response(answer)
+        return _impact_response(
+            self,
+            instance.pk,
+            data,
+            lambda: decision_impact.update_impact(self.service, instance, data, self._context()),
+        )
 
 
 class SchedulerProfileViewSet(ImpactMixin[SchedulerProfile], PolicyViewSet[SchedulerProfile]):
@@ -414,13 +421,9 @@ class NodeThresholdPolicyViewSet(PolicyViewSet[NodeThresholdPolicy]):
             def edit() -> Any:
                 return self.service.update(instance.pk, data, context, expected_version=None)
 
-        try:
-            answer = self._call(
-                pk, data, lambda: decision_impact.threshold_policy_impact(cluster, edit, profile)
-            )
-        except decision_impact.NoSnapshot as exc:
-            return Response({"cluster": [str(exc)]}, status=status.HTTP_409_CONFLICT)
-        return Response(answer)
+        return _impact_response(
+            self, pk, data, lambda: decision_impact.threshold_policy_impact(cluster, edit, profile)
+        )
 
     def _policy(self, pk: Any) -> NodeThresholdPolicy:
         if isinstance(pk, bool) or not isinstance(pk, int | str) or not str(pk).isdigit():
