@@ -678,6 +678,12 @@ def _adopt_load_stack(cluster: Cluster, result: Any, log: JobLog) -> None:
         cluster, descheduler_text, now
     ):
         log("read the descheduler configuration in %s", descheduler.descheduler_place(cluster))
+        # Followed from now on: this refresh reports the hand edit as drift, the history keeps
+        # it, and later refreshes compare with it. (An edit made here and not pushed yet is
+        # not followed, so its drift stays until the push, whose plan shows it.)
+        ClusterSyncState.objects.filter(cluster=cluster, descheduler_config__isnull=False).update(
+            descheduler_config=descheduler_text
+        )
     thresholds_text = result.live_resource_thresholds
     if thresholds_text is not None and descheduler.adopt_koordlet(cluster, thresholds_text, now):
         log("read koordlet's thresholds in %s", descheduler.koordlet_place(cluster))

@@ -183,4 +183,30 @@ def test_one_field_lownodeload_edit_pushes_exactly_that_leaf(
     assert drift["field"] == "data[koord-descheduler-config]"
     assert "-        memory: 90" in drift["diff"] and "+        memory: 85" in drift["diff"]
     row.refresh_from_db()
-    assert "memory: 85" in row.source  # adopted as read, and still reported
+    assert "memory: 85" in row.source  # adopted as read, and reported by that refresh
+    with run_on_commit():
+        followed = sync_services.refresh(cluster)
+    followed.refresh_from_db()
+    assert followed.status == "succeeded", followed.log
+    assert sync_services.drift_report(cluster)["drift"] == []  # followed from then on
+
+    # An edit made here waits for a push while someone changes the document again: it is not
+    # followed, and its drift stays reported until the push (whose plan shows it).
+    row.refresh_from_db()
+    pending = api_client.patch(
+        url, {"highThresholds": {"memory": 91}}, format="json", HTTP_IF_MATCH=f'W/"{row.version}"'
+    )
+    assert pending.status_code == 200, pending.content
+    again_written = admin.request("GET", f"/api/v1/namespaces/{NAMESPACE}/configmaps/{name}")
+    text = again_written["data"]["koord-descheduler-config"]
+    again_written["data"]["koord-descheduler-config"] = text.replace("memory: 85", "memory: 86")
+    admin.request("PUT", f"/api/v1/namespaces/{NAMESPACE}/configmaps/{name}", body=again_written)
+    for _ in range(2):
+        with run_on_commit():
+            job = sync_services.refresh(cluster)
+        job.refresh_from_db()
+        assert job.status == "succeeded", job.log
+        [kept] = sync_services.drift_report(cluster)["drift"]
+        assert "+        memory: 86" in kept["diff"]
+    row.refresh_from_db()
+    assert row.edited and "memory: 91" in row.source  # the edit made here is kept
