@@ -73,3 +73,12 @@ def unpushed_policies(cluster: Any, nodes: list[str]) -> NodeThresholdPolicy:
         },
         SYSTEM,
     )
+
+
+def koord_profile(cluster: Any, **values: Any) -> SchedulerProfile:
+    """A profile (``values``) of a new configuration of ``cluster``, whose target is set to
+    koord-scheduler 1.7, made through the services."""
+    cluster.scheduler_flavor, cluster.scheduler_version = "koord-scheduler", "1.7"
+    cluster.save()
+    configuration = policies.SchedulerConfigurationService().create({"cluster": cluster}, SYSTEM)
+    return policies.ProfileService().create({"configuration": configuration, **values}, SYSTEM)

@@ -14,6 +14,7 @@ from policy.accounts.changes import ChangeContext
 from policy.clusters.models import ClusterSnapshot
 from policy.policies import services as policies
 from policy.policies.models import SchedulerProfile
+from tests.policy.builders import koord_profile
 
 pytestmark = pytest.mark.django_db
 
@@ -22,21 +23,14 @@ SYSTEM = ChangeContext.system()
 
 @pytest.fixture
 def profile(demo_snapshot: ClusterSnapshot) -> SchedulerProfile:
-    cluster = demo_snapshot.cluster
-    cluster.scheduler_flavor, cluster.scheduler_version = "koord-scheduler", "1.7"
-    cluster.save()
-    configuration = policies.SchedulerConfigurationService().create({"cluster": cluster}, SYSTEM)
-    return policies.ProfileService().create(
-        {
-            "configuration": configuration,
-            "scheduler_name": "batch",
-            "plugins": {
-                "multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}]},
-                "score": {"enabled": [{"name": "NodeResourcesBalancedAllocation", "weight": 3}]},
-            },
-            "plugin_config": [{"name": "NodeResourcesBalancedAllocation", "args": {}}],
+    return koord_profile(
+        demo_snapshot.cluster,
+        scheduler_name="batch",
+        plugins={
+            "multiPoint": {"enabled": [{"name": "LoadAwareScheduling"}]},
+            "score": {"enabled": [{"name": "NodeResourcesBalancedAllocation", "weight": 3}]},
         },
-        SYSTEM,
+        plugin_config=[{"name": "NodeResourcesBalancedAllocation", "args": {}}],
     )
 
 

@@ -66,14 +66,15 @@ def test_editor_compares_the_stored_configuration_with_the_defaults(
     assert page.get_by_label("Name (optional)").nth(1).input_value() == "no LoadAware"
 
 
-def test_a_queued_comparison_shows_progress_then_its_results(
-    page: Any, live_server: Any, cluster: Cluster, screenshot: Shot
-) -> None:
-    make_user("vic", Role.VIEWER)
-    run = WhatIfRun.objects.create(  # queued, as a worker would find it
+def stored_run(cluster: Cluster, **fields: Any) -> WhatIfRun:
+    """A comparison of the sample workload (40 pods) under the defaults twice, as stored for a
+    worker (``fields`` say how far it got)."""
+    snapshot = cluster.latest_snapshot()
+    assert snapshot is not None
+    return WhatIfRun.objects.create(
         cluster=cluster,
-        snapshot=cluster.latest_snapshot(),
-        snapshot_taken_at=cluster.latest_snapshot().taken_at,  # type: ignore[union-attr]
+        snapshot=snapshot,
+        snapshot_taken_at=snapshot.taken_at,
         workload_source="manifests",
         workload=SAMPLE_WORKLOAD,
         pod_count=40,
@@ -82,7 +83,15 @@ def test_a_queued_comparison_shows_progress_then_its_results(
         candidate_source="defaults",
         candidate_label="defaults again",
         progress_total=80,
+        **fields,
     )
+
+
+def test_a_queued_comparison_shows_progress_then_its_results(
+    page: Any, live_server: Any, cluster: Cluster, screenshot: Shot
+) -> None:
+    make_user("vic", Role.VIEWER)
+    run = stored_run(cluster)  # queued, as a worker would find it
     log_in(page, live_server, "vic")
     page.goto(f"{live_server.url}/what-if/{run.pk}/")
     status = page.locator("#whatif-status")
@@ -105,23 +114,7 @@ def test_an_editor_cancels_a_comparison_under_way(
     """A comparison runs apart from the request (a worker, or on the embedded default the
     in-process runner): its page shows progress and a Cancel button that stops it."""
     make_user("eve", Role.EDITOR)
-    snapshot = cluster.latest_snapshot()
-    assert snapshot is not None
-    run = WhatIfRun.objects.create(  # a worker has placed 30 of 80 pods
-        cluster=cluster,
-        snapshot=snapshot,
-        snapshot_taken_at=snapshot.taken_at,
-        workload_source="manifests",
-        workload=SAMPLE_WORKLOAD,
-        pod_count=40,
-        baseline_source="defaults",
-        baseline_label="defaults",
-        candidate_source="defaults",
-        candidate_label="defaults again",
-        status=WhatIfStatus.RUNNING,
-        progress_done=30,
-        progress_total=80,
-    )
+    run = stored_run(cluster, status=WhatIfStatus.RUNNING, progress_done=30)  # 30 of 80 placed
     page.set_viewport_size(viewport)
     log_in(page, live_server, "eve")
     page.goto(f"{live_server.url}/what-if/{run.pk}/")
