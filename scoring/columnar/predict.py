@@ -6,6 +6,7 @@ The prediction is part of the format: reading computes exactly what writing did.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from scoring.columnar.format import IntArray
 MIN_ROWS = 32
 MIN_DISTINCT = 8
 SAMPLE = 64
+SCREEN = 4  # rows every candidate pair is first tried on
 LIMIT = 2**40
 MAX_FACTOR = 10**6
 
@@ -65,7 +67,8 @@ def predictions(
 ) -> Iterator[tuple[str, int, int, int | None, int]]:
     """(form, a, b, k, factor) whose prediction is within 1 of ``array`` on its first rows:
     ``a`` and ``b`` index ``usable``, ``k`` (an optional constant added to ``a``) indexes
-    ``constants``."""
+    ``constants``. Every (a, b) pair is first tried on the first ``SCREEN`` rows, and only the
+    pairs close there on all ``SAMPLE``: the same answers, for a fraction of the work."""
     sample = array[:SAMPLE]
     rows = np.stack([other[:SAMPLE] for _, other in usable])
     added = [None, *range(len(constants))]
@@ -75,10 +78,28 @@ def predictions(
         for k in added:
             tops = rows if k is None else rows + constants[k][1][:SAMPLE]
             for form in ("ratio", "rest"):
-                numerators = tops[:, None, :] if form == "ratio" else rows[None] - tops[:, None]
-                safe = np.where(rows == 0, 1, rows)[None]
-                guess = np.where(rows[None] == 0, 0, (numerators * factor) // safe)
-                close = np.abs(guess - sample).max(axis=2) <= 1
-                for a, b in zip(*np.nonzero(close), strict=True):
-                    if a != b:
-                        yield form, int(a), int(b), k, factor
+                screened = _close(form, tops[:, :SCREEN], rows[:, :SCREEN], sample[:SCREEN], factor)
+                pairs = np.nonzero(screened)
+                if not len(pairs[0]):
+                    continue
+                a, b = pairs
+                top = tops[a] if form == "ratio" else rows[b] - tops[a]
+                close = _within(top, rows[b], sample, factor)
+                for first, second in zip(a[close].tolist(), b[close].tolist(), strict=True):
+                    if first != second:
+                        yield form, first, second, k, factor
+
+
+def _close(form: str, tops: IntArray, rows: IntArray, sample: IntArray, factor: int) -> Any:
+    """For every (a, b): whether ``form``'s prediction from ``tops[a]`` and ``rows[b]`` is
+    within 1 of ``sample`` on every row."""
+    numerators = tops[:, None, :] if form == "ratio" else rows[None] - tops[:, None]
+    return _within(numerators, rows[None], sample, factor)
+
+
+def _within(numerators: IntArray, denominators: IntArray, sample: IntArray, factor: int) -> Any:
+    """Whether ``numerators * factor // denominators`` (0 where a denominator is 0) is within
+    1 of ``sample`` on every row (the last axis)."""
+    safe = np.where(denominators == 0, 1, denominators)
+    guess = np.where(denominators == 0, 0, (numerators * factor) // safe)
+    return np.abs(guess - sample).max(axis=-1) <= 1
