@@ -61,6 +61,26 @@ def test_synthetic_decisions_pack_alike(seed: int, profile: Mapping[str, Any] | 
         assert_packs_alike(decision)
 
 
+def test_loadaware_nodes_with_pods_still_estimated_pack_alike() -> None:
+    """Nodes whose NodeMetric does not report some of their pods yet (those pods are estimated)
+    are computed with the usual nodes, their estimated pods listed node by node."""
+    objects = generate_cluster(nodes=40, pending_pods=12, seed=5, now=NOW)
+    metrics = [o for o in objects if o["kind"] == "NodeMetric"]
+    for metric in metrics[::3]:
+        metric["status"]["podsMetric"] = metric["status"]["podsMetric"][1:]
+    snapshot = Snapshot.from_objects(objects)
+    engine = Engine(load_configuration(EXTENDED_PROFILE))
+    pending = [p for p in snapshot.pending if p.scheduler_name == "default-scheduler"]
+    decisions = [engine.evaluate(parse_pod(p.raw), snapshot, NOW) for p in pending]
+    listed = [
+        node["details"]["LoadAwareScheduling"]["estimatedPods"]["count"]
+        for node in decisions[0].to_dict()["nodes"]
+    ]
+    assert sum(count > 0 for count in listed) >= len(metrics[::3]) // 2
+    for decision in decisions:
+        assert_packs_alike(decision)
+
+
 def test_a_decision_with_an_error_and_one_node_packs_alike() -> None:
     objects = generate_cluster(nodes=1, pending_pods=3, seed=3, now=NOW)
     snapshot = Snapshot.from_objects(objects)

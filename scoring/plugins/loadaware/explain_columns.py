@@ -1,10 +1,10 @@
 """LoadAwareScheduling's details (:mod:`scoring.plugins.loadaware.explain`) of many nodes as
 columns: the same values, computed on arrays.
 
-Nodes whose NodeMetric is fresh and has usage, whose thresholds are on and whose pods add no
-estimate (a cluster's usual node) are computed together, one threshold group at a time; the
-others (no or expired NodeMetric, thresholds off, DaemonSet pods, pods still estimated) node by
-node with :func:`explain_node`, as few as they are.
+Nodes whose NodeMetric is fresh and has usage and whose thresholds are on (a cluster's usual
+node) are computed together, one threshold group at a time, with the pods still estimated
+listed node by node; the others (no or expired NodeMetric, thresholds off, DaemonSet pods) node
+by node with :func:`explain_node`, as few as they are.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from scoring.columnar.values import (
 )
 from scoring.durations import SECOND
 from scoring.plugins.loadaware.args import LoadAwareArgs
-from scoring.plugins.loadaware.explain import _threshold_info, explain_node
+from scoring.plugins.loadaware.explain import _estimated_pods, _threshold_info, explain_node
 from scoring.plugins.loadaware.filter import (
     REASON_AGGREGATED_USAGE,
     REASON_USAGE,
@@ -131,16 +131,12 @@ def _usual(
     dated = np.array([p is not None and p.update_ns is not None for p in parsed], dtype=bool)
     choices = [choose(profile, pod.prod) for profile in state.thresholds.profiles]
     enabled = np.array([not c.disabled for c in choices], dtype=bool)
-    cache = state.cache
-    idle = ~cache.node_delta[:, nodes].any(axis=0) & ~cache.prod_delta[:, nodes].any(axis=0)
-    quiet = idle | np.array([not cache.records[i] for i in nodes.tolist()], dtype=bool)
     result: BoolArray = (
         dated
         & metrics.present[nodes]
         & metrics.has_info[nodes]
         & ~expired_nodes(args, state, now)[nodes]
         & enabled[state.thresholds.group_ids[nodes]]
-        & quiet
     )
     return result
 
@@ -203,10 +199,22 @@ class _Usual:
             ),
             "filter": filter_columns,
             "score": score_columns,
-            "estimatedPods": self.constant({"count": 0, "pods": []}),
+            "estimatedPods": self.estimated_pods(),
             "summary": Plain(filter_summary if self.filtered or not self.scored else score_summary),
         }
         return Records(self.count, [_NODE_KEYS], None, fields)
+
+    def estimated_pods(self) -> Table:
+        """``_estimated_pods`` of each node: the same empty list for the nodes whose pods add
+        no estimate (deltas are never negative: zero sums mean none), listed for the others."""
+        cache, nodes = self.state.cache, self.nodes
+        busy = cache.node_delta[:, nodes].any(axis=0) | cache.prod_delta[:, nodes].any(axis=0)
+        table: list[dict[str, Any]] = [{"count": 0, "pods": []}]
+        ids = np.zeros(self.count, dtype=np.int64)
+        for k in np.flatnonzero(busy).tolist():
+            ids[k] = len(table)
+            table.append(_estimated_pods(self.state, int(nodes[k])))
+        return Table(ids, table)
 
     def metric(self) -> Records:
         parsed = [self.state.metrics.parsed[i] for i in self.nodes.tolist()]
