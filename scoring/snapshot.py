@@ -23,6 +23,7 @@ from scoring.clusterobjects import KINDS as CLUSTER_OBJECT_KINDS
 from scoring.clusterobjects import ClusterObjects
 from scoring.objects import Node, Pod, Taint, parse_node, parse_pod
 from scoring.refresh_plan import PodKey, RefreshPlan, api_group, plan_refresh, pod_key
+from scoring.sharing import Sharer
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -183,6 +184,7 @@ class Snapshot:
         metrics: dict[str, Mapping[str, Any]] = {}
         topologies: dict[str, Mapping[str, Any]] = {}
         cluster_objects = ClusterObjects()
+        sharer = Sharer()
         for obj in objects:
             kind = str(obj.get("kind", ""))
             group = _group(kind, str(obj.get("apiVersion", "")))
@@ -190,7 +192,7 @@ class Snapshot:
             if group == ("", "Node"):
                 nodes.append(parse_node(obj))
             elif group == ("", "Pod"):
-                pods.append(parse_pod(obj))
+                pods.append(parse_pod(sharer.pod(obj)))
             elif group == NODE_METRIC:
                 metrics[name] = obj
             elif group == NODE_RESOURCE_TOPOLOGY:
