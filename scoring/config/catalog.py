@@ -317,6 +317,38 @@ _PLUGINS = (
 
 CATALOG: Mapping[str, PluginSpec] = MappingProxyType({p.name: p for p in _PLUGINS})
 
+# In-tree plugins only kube-scheduler 1.19-1.22 register, for ``kubescheduler.config.k8s.io/
+# v1beta1`` documents (removed with v1beta1 in 1.23, kubernetes PR #104782): their args are
+# decoded, defaulted and validated; they are not in the 1.35 catalog above.
+LEGACY: Mapping[str, PluginSpec] = MappingProxyType(
+    {
+        p.name: p
+        for p in (
+            PluginSpec(
+                "NodeResourcesLeastAllocated",
+                ("score",),
+                IN_TREE,
+                "Favours nodes with less requested (1.20 LeastAllocated; v1beta1 only).",
+                args_kind="NodeResourcesLeastAllocatedArgs",
+            ),
+            PluginSpec(
+                "NodeResourcesMostAllocated",
+                ("score",),
+                IN_TREE,
+                "Favours nodes with more requested (1.20 MostAllocated; v1beta1 only).",
+                args_kind="NodeResourcesMostAllocatedArgs",
+            ),
+            PluginSpec(
+                "RequestedToCapacityRatio",
+                ("score",),
+                IN_TREE,
+                "Scores utilization through a configured shape (1.20; v1beta1 only).",
+                args_kind="RequestedToCapacityRatioArgs",
+            ),
+        )
+    }
+)
+
 # ``getDefaultPlugins``: the default profile's multiPoint.enabled, (name, weight or None).
 DEFAULT_MULTI_POINT: tuple[tuple[str, int | None], ...] = tuple(
     (p.name, p.default_weight) for p in _PLUGINS if p.in_default_profile
@@ -332,4 +364,5 @@ def known_plugins() -> tuple[PluginSpec, ...]:
 
 
 def lookup(name: str) -> PluginSpec | None:
-    return CATALOG.get(name)
+    """The catalogued plugin, else a v1beta1-only one (:data:`LEGACY`)."""
+    return CATALOG.get(name) or LEGACY.get(name)

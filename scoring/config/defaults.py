@@ -47,11 +47,14 @@ def default_plugins() -> dict[str, Any]:
     return {"multiPoint": {"enabled": enabled}}
 
 
-def merge_plugin_set(default: Mapping[str, Any], custom: Mapping[str, Any]) -> dict[str, Any]:
+def merge_plugin_set(
+    default: Mapping[str, Any], custom: Mapping[str, Any], *, in_place: bool = True
+) -> dict[str, Any]:
     """``mergePluginSet``: a default set with the user's set applied (see the module docstring).
 
     Duplicated custom plugins are kept on purpose: the framework reports them
-    (``plugin "X" already registered as ...``).
+    (``plugin "X" already registered as ...``). Without ``in_place`` (v1beta1's
+    ``mergePluginSets``) an enabled default is not replaced: the custom one is appended too.
     """
     disabled_names: set[str] = set()
     disabled: list[dict[str, Any]] = []
@@ -63,6 +66,8 @@ def merge_plugin_set(default: Mapping[str, Any], custom: Mapping[str, Any]) -> d
     custom_enabled = list(custom.get("enabled") or [])
     # A name enabled twice maps to its last index, as Go's map assignment does.
     custom_index = {plugin.get("name", ""): i for i, plugin in enumerate(custom_enabled)}
+    if not in_place:
+        custom_index = {}
     replaced: set[int] = set()
     enabled: list[dict[str, Any]] = []
     if "*" not in disabled_names:
@@ -87,12 +92,16 @@ def merge_plugin_set(default: Mapping[str, Any], custom: Mapping[str, Any]) -> d
     return merged
 
 
-def merge_plugins(default: dict[str, Any], custom: Mapping[str, Any] | None) -> dict[str, Any]:
+def merge_plugins(
+    default: dict[str, Any], custom: Mapping[str, Any] | None, *, in_place: bool = True
+) -> dict[str, Any]:
     """``mergePlugins``: every plugin set merged; the defaults alone when ``custom`` is nil."""
     if custom is None:
         return default
     return {
-        point: merge_plugin_set(default.get(point) or {}, custom.get(point) or {})
+        point: merge_plugin_set(
+            default.get(point) or {}, custom.get(point) or {}, in_place=in_place
+        )
         for point in PLUGINS_FIELD_ORDER
     }
 
@@ -133,14 +142,15 @@ def default_args(name: str, args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def set_profile_defaults(
-    profile: dict[str, Any], defaults: Mapping[str, Any] | None = None
+    profile: dict[str, Any], defaults: Mapping[str, Any] | None = None, *, in_place: bool = True
 ) -> None:
     """``setDefaults_KubeSchedulerProfile``: merged plugins, then default plugin args.
 
-    ``defaults`` are the version's default plugins (:func:`default_plugins`, v1 1.35, when None).
+    ``defaults`` are the version's default plugins (:func:`default_plugins`, v1 1.35, when None);
+    ``in_place`` as for :func:`merge_plugin_set`.
     """
     base = copy.deepcopy(dict(defaults)) if defaults is not None else default_plugins()
-    profile["plugins"] = merge_plugins(base, profile.get("plugins"))
+    profile["plugins"] = merge_plugins(base, profile.get("plugins"), in_place=in_place)
     configs: list[dict[str, Any]] = profile.setdefault("pluginConfig", [])
     existing: set[str] = set()
     for config in configs:
@@ -159,11 +169,14 @@ def set_profile_defaults(
         del profile["pluginConfig"]
 
 
-def set_defaults(doc: dict[str, Any], plugins: Mapping[str, Any] | None = None) -> None:
+def set_defaults(
+    doc: dict[str, Any], plugins: Mapping[str, Any] | None = None, *, in_place: bool = True
+) -> None:
     """``SetDefaults_KubeSchedulerConfiguration`` on a decoded v1 document, in place.
 
     ``plugins`` are the default plugins of the document's version and release
-    (:func:`scoring.config.versions.default_plugins`); v1 1.35's when None.
+    (:func:`scoring.config.versions.default_plugins`); v1 1.35's when None. ``in_place`` False
+    merges them as v1beta1 does (:func:`merge_plugin_set`).
     """
     if doc.get("parallelism") is None:
         doc["parallelism"] = DEFAULT_PARALLELISM
@@ -176,7 +189,7 @@ def set_defaults(doc: dict[str, Any], plugins: Mapping[str, Any] | None = None) 
     if len(profiles) == 1 and profiles[0].get("schedulerName") is None:
         profiles[0]["schedulerName"] = DEFAULT_SCHEDULER_NAME
     for profile in profiles:
-        set_profile_defaults(profile, plugins)
+        set_profile_defaults(profile, plugins, in_place=in_place)
 
     if doc.get("percentageOfNodesToScore") is None:
         doc["percentageOfNodesToScore"] = DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE

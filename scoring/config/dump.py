@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from scoring.config.model import SchedulerConfiguration
-from scoring.config.versions import GROUP, V1BETA2, VERSIONS
+from scoring.config.versions import GROUP, V1BETA1, V1BETA2, VERSIONS
 from scoring.errors import InputError
 
 
@@ -55,6 +55,12 @@ def sparse_document(config: SchedulerConfiguration, api_version: str | None = No
         raise InputError(
             f"apiVersion: cannot render as {api_version!r}; expected one of "
             + ", ".join(f"{GROUP}/{v}" for v in VERSIONS)
+        )
+    if V1BETA1 in (version, config.api_version.rpartition("/")[2]):
+        raise InputError(
+            f"apiVersion: cannot render a {config.api_version} document as {api_version}: "
+            "v1beta1 names other plugins (NodeResourcesLeastAllocated, ...) and merges defaults "
+            "differently; convert it by hand"
         )
     _convert(document, config.api_version, api_version)
     return document

@@ -4,9 +4,9 @@ The pipeline is kube-scheduler's ``--config`` handling plus the startup checks:
 
 1. parse YAML or JSON (or take an already-decoded mapping); duplicate fields are an error, as in
    Go's strict decoding;
-2. check ``apiVersion: kubescheduler.config.k8s.io/{v1beta2,v1beta3,v1}`` (the ones the target
-   reads) and ``kind: KubeSchedulerConfiguration``; the target is the one given, else inferred
-   from the document (:func:`~scoring.config.targets.infer_target`);
+2. check ``apiVersion: kubescheduler.config.k8s.io/{v1beta1,v1beta2,v1beta3,v1}`` (the ones the
+   target reads) and ``kind: KubeSchedulerConfiguration``; the target is the one given, else
+   inferred from the document (:func:`~scoring.config.targets.infer_target`);
 3. decode strictly with the version's schema (:mod:`~scoring.config.schema`,
    :mod:`~scoring.config.versions`): unknown fields become field errors, values of the wrong
    JSON type an :class:`~scoring.errors.InputError`; then convert to the v1 shape;
@@ -44,6 +44,7 @@ from scoring.config.catalog import (
     ARGS_API_VERSION,
     ARGS_GROUP,
     EXTENSION_POINTS,
+    LEGACY,
     PluginSpec,
     lookup,
 )
@@ -52,17 +53,20 @@ from scoring.config.expansion import Expansion
 from scoring.config.framework_checks import framework_errors
 from scoring.config.model import PluginRef, Profile, SchedulerConfiguration
 from scoring.config.plugin_args import IN_TREE_ARGS
-from scoring.config.registries import Registry, config_versions_of
+from scoring.config.registries import CONFIG_VERSION_MINORS, Registry, config_versions_of
 from scoring.config.schema import KUBE_SCHEDULER_CONFIGURATION, Decoder, encode
 from scoring.config.targets import Target, document_plugins, infer_target
 from scoring.config.validation import validate_document
 from scoring.config.versions import (
     GROUP,
     SCHEMAS,
+    V1BETA1,
     VERSIONS,
+    args_schema,
     default_plugins,
     invalid_plugins,
     to_v1_shape,
+    to_v1beta1_args,
 )
 from scoring.errors import ConfigurationInvalid, FieldError, InputError
 from scoring.inputs import load_json, load_yaml
@@ -147,7 +151,7 @@ def parse_text(text: str | bytes, source_name: str = "<config>") -> Any:
 
 
 def _check_type_meta(obj: Any, source_name: str, target: Target | None) -> str:
-    """The document's config version (``v1beta2``, ``v1beta3`` or ``v1``), when ``target`` (if
+    """The document's config version (``v1beta1`` to ``v1``), when ``target`` (if
     its release is known) reads it; else an :class:`InputError` as kube-scheduler words it."""
     if not isinstance(obj, Mapping):
         found = "nothing" if obj is None else type(obj).__name__
@@ -165,8 +169,7 @@ def _check_type_meta(obj: Any, source_name: str, target: Target | None) -> str:
         )
     readable = _readable_versions(target)
     if api_version not in readable:
-        removed = _REMOVED_VERSIONS.get(str(api_version))
-        hint = f" ({api_version} was removed in Kubernetes {removed})" if removed else ""
+        hint = _version_hint(str(api_version), target)
         reader = f" by {target}" if target is not None and api_version in _SUPPORTED else ""
         raise InputError(
             f'{source_name}: apiVersion: no kind "{kind}" is registered for version '
@@ -180,8 +183,18 @@ def _check_type_meta(obj: Any, source_name: str, target: Target | None) -> str:
     return str(api_version).rpartition("/")[2]
 
 
+def _version_hint(api_version: str, target: Target | None) -> str:
+    """Why the target cannot read ``api_version``: it arrived later, or was removed."""
+    minor = target.kubernetes_minor if target is not None else None
+    first, _ = CONFIG_VERSION_MINORS.get(api_version.rpartition("/")[2], (0, None))
+    if minor is not None and minor < first:
+        return f" ({api_version} arrived in Kubernetes 1.{first})"
+    removed = _REMOVED_VERSIONS.get(api_version)
+    return f" ({api_version} was removed in Kubernetes {removed})" if removed else ""
+
+
 def _readable_versions(target: Target | None) -> tuple[str, ...]:
-    """The full apiVersions the target's release decodes (all three when unknown)."""
+    """The full apiVersions the target's release decodes (all when unknown)."""
     minor = target.kubernetes_minor if target is not None else None
     versions = config_versions_of(minor) if minor is not None else VERSIONS
     return tuple(f"{GROUP}/{v}" for v in versions) or _SUPPORTED
@@ -238,6 +251,20 @@ def _args_type_meta_errors(
     return []
 
 
+def _unregistered_args(
+    name: str, kind: str, args: Mapping[str, Any], path: str, versions: Sequence[str]
+) -> FieldError:
+    """Args of a kind the version does not have (``NodeResourcesBalancedAllocationArgs`` in
+    v1beta1, a v1beta1-only kind in a later version)."""
+    api_version = args.get("apiVersion") or f"{GROUP}/{versions[0]}"
+    return fe.invalid(
+        fe.child(path, "kind"),
+        kind,
+        f'decoding args for plugin {name}: no kind "{kind}" is registered for version '
+        f'"{api_version}"',
+    )
+
+
 def _decode_plugin_args(
     doc: dict[str, Any], decoder: Decoder, versions: Sequence[str]
 ) -> list[FieldError]:
@@ -250,6 +277,8 @@ def _decode_plugin_args(
             spec = lookup(name)
             if spec is None or spec.args_kind is None:
                 continue  # not a registered args kind: kept raw
+            if name in LEGACY and versions[0] != V1BETA1:
+                continue  # a v1beta1-only plugin: unknown to later versions, kept raw
             path = fe.child(fe.index(fe.child(fe.index("profiles", i), "pluginConfig"), j), "args")
             args: Mapping[str, Any] = config.get("args") or {}
             meta_errors = _args_type_meta_errors(name, spec, args, path, decoder, versions)
@@ -260,8 +289,13 @@ def _decode_plugin_args(
                 continue
             in_tree = IN_TREE_ARGS.get(spec.args_kind)
             if in_tree is not None:
+                version = _group_version(args["apiVersion"])[1] if args.get("apiVersion") else ""
+                schema = args_schema(version or versions[0], spec.args_kind, in_tree.schema)
+                if schema is None:
+                    errors.append(_unregistered_args(name, spec.args_kind, args, path, versions))
+                    continue
                 unknown_before = len(decoder.unknown)
-                decoded = decoder.decode(in_tree.schema, args, path)
+                decoded = decoder.decode(schema, args, path)
                 errors.extend(decoder.unknown[unknown_before:])
                 del decoder.unknown[unknown_before:]
                 if decoded is None:
@@ -375,7 +409,7 @@ def _process(
         target = infer_target(version, document_plugins(raw))
     minor = target.minor_for(version)
     doc, errors = _decode(raw, version, minor, source_name)
-    set_defaults(doc, default_plugins(version, minor))
+    set_defaults(doc, default_plugins(version, minor), in_place=version != V1BETA1)
     # Validate the decoded values: Go tells an empty list from an unset one (``shape: []`` is
     # set), which the rendered document, with omitempty applied, no longer shows.
     validation_errors = validate_document(doc, invalid_plugins(version, minor))
@@ -384,6 +418,8 @@ def _process(
     reported = {(e.field, e.type) for e in validation_errors}
     errors.extend(validation_errors)
     errors.extend(e for e in startup_errors if (e.field, e.type) not in reported)
+    if version == V1BETA1:
+        to_v1beta1_args(doc)
     _render_typed_args(doc)
     doc["apiVersion"] = CONFIG_API_VERSION  # the effective document is v1-shaped
     document: dict[str, Any] = encode(KUBE_SCHEDULER_CONFIGURATION, doc)

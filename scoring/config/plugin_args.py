@@ -543,6 +543,70 @@ def validate_dynamic_resources(args: Mapping[str, Any], path: str) -> list[Field
 
 
 # ---------------------------------------------------------------------------------------------
+# v1beta1-only args (``k8s.io/kube-scheduler/config/v1beta1/types_pluginargs.go`` at v1.20.2):
+# NodeResourcesLeastAllocatedArgs, NodeResourcesMostAllocatedArgs, RequestedToCapacityRatioArgs.
+# Their defaulting is ``pkg/scheduler/apis/config/v1beta1/defaults.go`` (cpu and memory, weight
+# 1, when no resources are given); their validation is the plugin constructors' (run by
+# NewFramework, ``validation_pluginargs.go``), with 1.20's wording.
+
+RESOURCES_ARGS_FIELDS = (Field("resources", ListOf(RESOURCE_SPEC), omitempty=True),)
+NODE_RESOURCES_LEAST_ALLOCATED_ARGS = Struct(
+    "NodeResourcesLeastAllocatedArgs", RESOURCES_ARGS_FIELDS, type_meta=True
+)
+NODE_RESOURCES_MOST_ALLOCATED_ARGS = Struct(
+    "NodeResourcesMostAllocatedArgs", RESOURCES_ARGS_FIELDS, type_meta=True
+)
+REQUESTED_TO_CAPACITY_RATIO_ARGS = Struct(
+    "RequestedToCapacityRatioArgs",
+    (Field("shape", ListOf(UTILIZATION_SHAPE_POINT)), *RESOURCES_ARGS_FIELDS),
+    type_meta=True,
+)
+
+
+def default_v1beta1_resources(args: dict[str, Any]) -> None:
+    """``SetDefaults_NodeResources{Least,Most}AllocatedArgs`` / ``..._RequestedToCapacityRatioArgs``
+    (v1beta1): cpu and memory with weight 1 when ``resources`` is empty."""
+    if not args.get("resources"):
+        args["resources"] = _default_resources()
+
+
+def validate_v1beta1_allocated(args: Mapping[str, Any], path: str) -> list[FieldError]:
+    """``ValidateNodeResources{Least,Most}AllocatedArgs`` (1.20): weights in (0, 100]."""
+    errs: list[FieldError] = []
+    for i, resource in enumerate(args.get("resources") or []):
+        weight = resource.get("weight", 0)
+        name = resource.get("name", "")
+        where = fe.child(fe.index(fe.child(path, "resources"), i), "weight")
+        if weight <= 0:
+            errs.append(
+                fe.invalid(where, weight, f"resource Weight of {name} should be a positive value")
+            )
+        elif weight > 100:
+            errs.append(
+                fe.invalid(where, weight, f"resource Weight of {name} should be at most 100")
+            )
+    return errs
+
+
+def validate_v1beta1_requested_to_capacity_ratio(
+    args: Mapping[str, Any], path: str
+) -> list[FieldError]:
+    """``ValidateRequestedToCapacityRatioArgs`` (1.20): the shape, then weights of at least 1."""
+    errs = _validate_function_shape(args.get("shape") or [], fe.child(path, "shape"))
+    for i, resource in enumerate(args.get("resources") or []):
+        weight = resource.get("weight", 0)
+        if weight < 1:
+            errs.append(
+                fe.invalid(
+                    fe.child(fe.index(fe.child(path, "resources"), i), "weight"),
+                    weight,
+                    f"resource {resource.get('name', '')} weight must not be less than 1",
+                )
+            )
+    return errs
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -608,6 +672,24 @@ IN_TREE_ARGS: Mapping[str, InTreeArgs] = {
             DYNAMIC_RESOURCES_ARGS,
             default_dynamic_resources,
             validate_dynamic_resources,
+        ),
+        InTreeArgs(
+            "NodeResourcesLeastAllocatedArgs",
+            NODE_RESOURCES_LEAST_ALLOCATED_ARGS,
+            default_v1beta1_resources,
+            validate_v1beta1_allocated,
+        ),
+        InTreeArgs(
+            "NodeResourcesMostAllocatedArgs",
+            NODE_RESOURCES_MOST_ALLOCATED_ARGS,
+            default_v1beta1_resources,
+            validate_v1beta1_allocated,
+        ),
+        InTreeArgs(
+            "RequestedToCapacityRatioArgs",
+            REQUESTED_TO_CAPACITY_RATIO_ARGS,
+            default_v1beta1_resources,
+            validate_v1beta1_requested_to_capacity_ratio,
         ),
     )
 }

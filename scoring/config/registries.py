@@ -136,9 +136,16 @@ _IN_TREE: tuple[_InTree, ...] = (
 
 # Extension points an in-tree plugin gained after it was added: DefaultPreemption's PreEnqueue
 # (asynchronous preemption, kubernetes PR #128170, 1.32), DynamicResources' Score (prioritized
-# list scoring, PR #134711, 1.35).
+# list scoring, PR #134711, 1.35), NodeResourcesFit's PreScore and Score (absent from
+# ``noderesources/fit.go`` at v1.20.2, where the v1beta1-only plugins score; taken to arrive with
+# its scoringStrategy and v1beta2 in 1.22, not read at the 1.21/1.22 tags).
 _POINT_SINCE: Mapping[tuple[str, str], int] = MappingProxyType(
-    {("DefaultPreemption", "preEnqueue"): 32, ("DynamicResources", "score"): 35}
+    {
+        ("DefaultPreemption", "preEnqueue"): 32,
+        ("DynamicResources", "score"): 35,
+        ("NodeResourcesFit", "preScore"): 22,
+        ("NodeResourcesFit", "score"): 22,
+    }
 )
 
 
@@ -294,9 +301,10 @@ def _sp_release(minor: int) -> Release:
 
 # -- config versions per Kubernetes minor ----------------------------------------------------
 
-# kube-scheduler serves v1beta2 in 1.22-1.27, v1beta3 in 1.23-1.28 and v1 from 1.25.
+# kube-scheduler serves v1beta1 in 1.19-1.22 (removed in 1.23, kubernetes PR #104782), v1beta2
+# in 1.22-1.27, v1beta3 in 1.23-1.28 and v1 from 1.25.
 CONFIG_VERSION_MINORS: Mapping[str, tuple[int, int | None]] = MappingProxyType(
-    {"v1beta2": (22, 28), "v1beta3": (23, 29), "v1": (25, None)}
+    {"v1beta1": (19, 23), "v1beta2": (22, 28), "v1beta3": (23, 29), "v1": (25, None)}
 )
 
 

@@ -8,8 +8,8 @@ for ``custom`` the version is the Kubernetes release the build is based on.
 
 Inference (:func:`infer_target`), when no target is given, from the document alone:
 
-1. the apiVersion implies the newest kube-scheduler that reads it: v1beta2 → 1.27, v1beta3 →
-   1.28, v1 → 1.35;
+1. the apiVersion implies the newest kube-scheduler that reads it: v1beta1 → 1.22, v1beta2 →
+   1.27, v1beta3 → 1.28, v1 → 1.35;
 2. names the document enables (at any extension point or in multiPoint) that this in-tree
    registry lacks are "out-of-tree" (``pluginConfig`` names do not count: upstream ignores
    args of plugins that are not enabled);
@@ -55,7 +55,7 @@ FLAVORS = (KUBE_SCHEDULER, KOORD_SCHEDULER, SCHEDULER_PLUGINS, CUSTOM)
 MULTI_POINT = "multiPoint"
 
 # The newest kube-scheduler minor that decodes each config version.
-NEWEST_MINOR_READING = {"v1beta2": 27, "v1beta3": 28, "v1": 35}
+NEWEST_MINOR_READING = {"v1beta1": 22, "v1beta2": 27, "v1beta3": 28, "v1": 35}
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 

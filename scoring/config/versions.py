@@ -1,4 +1,4 @@
-"""What differs between ``kubescheduler.config.k8s.io`` v1beta2, v1beta3 and v1.
+"""What differs between ``kubescheduler.config.k8s.io`` v1beta1, v1beta2, v1beta3 and v1.
 
 kube-scheduler decodes a document in its own version, applies that version's defaults
 (``pkg/scheduler/apis/config/<version>/defaults.go`` and ``default_plugins.go``) and converts the
@@ -6,8 +6,11 @@ result to the internal type, which is validated. Here a decoded document of any 
 turned into the v1 shape the rest of :mod:`scoring.config` works on, with the version's own
 default plugins:
 
-- **fields**: v1beta2 also has ``healthzBindAddress`` and ``metricsBindAddress`` (deprecated;
-  only empty or port 0 is valid, ``v1beta2`` validation) and no ``multiPoint``; v1beta2 and
+- **fields**: v1beta1 (kube-scheduler 1.19-1.22, removed in 1.23 by kubernetes PR #104782) is
+  v1beta2's shape without ``preEnqueue`` (``k8s.io/kube-scheduler/config/v1beta1/types.go`` at
+  v1.20.2); its addresses have no port rule (1.20 serves on them). v1beta2 also has
+  ``healthzBindAddress`` and ``metricsBindAddress`` (deprecated; only empty or port 0 is valid,
+  ``v1beta2`` validation) and no ``multiPoint``; v1beta2 and
   v1beta3 have no ``delayCacheUntilActive``; v1beta2 profiles have no
   ``percentageOfNodesToScore``. Conversion drops the two addresses.
 - **default plugins**: v1beta2 lists them per extension point (queueSort PrioritySort; score
@@ -21,7 +24,16 @@ default plugins:
   the list depends on the release: the cloud volume-limit plugins up to 1.30;
   ``SchedulingGates`` from 1.27 (PodSchedulingReadiness beta; appended last before 1.30, first
   from 1.30); ``DynamicResources`` from 1.34 (DynamicResourceAllocation on by default),
-  weighted 2 from 1.35.
+  weighted 2 from 1.35. v1beta1 lists them per extension point as
+  ``pkg/scheduler/algorithmprovider/registry.go`` ``getDefaultConfig`` does at v1.20.2 (score
+  weights NodeResourcesBalancedAllocation 1, ImageLocality 1, InterPodAffinity 1,
+  NodeResourcesLeastAllocated 1, NodeAffinity 1, NodePreferAvoidPods 10000, PodTopologySpread 2,
+  TaintToleration 1); that list is used for every release reading v1beta1 (1.19, 1.21 and 1.22
+  were not read at their tags).
+- **merging**: v1beta1's ``Plugins.Apply`` (``pkg/scheduler/apis/config/types.go``
+  ``mergePluginSets`` at v1.20.2) keeps the defaults not disabled and appends every enabled
+  plugin, so re-enabling a default plugin without disabling it registers it twice (a startup
+  error); later versions replace it in place.
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ from dataclasses import replace
 from typing import Any
 
 from scoring import field_errors as fe
+from scoring.config.plugin_args import NODE_RESOURCES_FIT_ARGS
 from scoring.config.schema import (
     KUBE_SCHEDULER_CONFIGURATION,
     PLUGINS,
@@ -43,10 +56,11 @@ from scoring.config.schema import (
 from scoring.errors import FieldError
 
 GROUP = "kubescheduler.config.k8s.io"
+V1BETA1 = "v1beta1"
 V1BETA2 = "v1beta2"
 V1BETA3 = "v1beta3"
 V1 = "v1"
-VERSIONS = (V1BETA2, V1BETA3, V1)
+VERSIONS = (V1BETA1, V1BETA2, V1BETA3, V1)
 
 
 def _without(struct: Struct, *names: str) -> Struct:
@@ -76,11 +90,65 @@ _V1BETA2_CONFIGURATION = _with_field(
     "profiles",
     _V1BETA2_PROFILE,
 )
+_V1BETA1_CONFIGURATION = _with_field(
+    _V1BETA2_CONFIGURATION,
+    "profiles",
+    _with_field(_V1BETA2_PROFILE, "plugins", _without(PLUGINS, "multiPoint", "preEnqueue")),
+)
 SCHEMAS: Mapping[str, Struct] = {
+    V1BETA1: _V1BETA1_CONFIGURATION,
     V1BETA2: _V1BETA2_CONFIGURATION,
     V1BETA3: _V1BETA3_CONFIGURATION,
     V1: KUBE_SCHEDULER_CONFIGURATION,
 }
+
+
+# Args kinds whose v1beta1 shape differs (1.20 ``types_pluginargs.go``): NodeResourcesFitArgs has
+# no scoringStrategy (the v1beta1-only plugins score); balanced allocation and dynamic resources
+# take no args.
+_V1BETA1_ARGS: Mapping[str, Struct | None] = {
+    "NodeResourcesFitArgs": _without(NODE_RESOURCES_FIT_ARGS, "scoringStrategy"),
+    "NodeResourcesBalancedAllocationArgs": None,
+    "DynamicResourcesArgs": None,
+}
+_V1BETA1_ONLY_ARGS = frozenset(
+    {
+        "NodeResourcesLeastAllocatedArgs",
+        "NodeResourcesMostAllocatedArgs",
+        "RequestedToCapacityRatioArgs",
+    }
+)
+
+
+def args_schema(api_version: str, kind: str, schema: Struct) -> Struct | None:
+    """The schema of args ``kind`` in config version ``api_version`` (``schema`` is its v1
+    one); None when the version has no such kind."""
+    if api_version == V1BETA1:
+        return _V1BETA1_ARGS.get(kind, schema)
+    return None if kind in _V1BETA1_ONLY_ARGS else schema
+
+
+def to_v1beta1_args(doc: dict[str, Any]) -> None:
+    """Drop from a defaulted v1beta1 document's args what 1.20 does not have: the args of kinds
+    v1beta1 lacks and v1 fields of the others (NodeResourcesFit's default scoringStrategy,
+    which 1.20 never scores with)."""
+    for profile in doc.get("profiles") or []:
+        configs = profile.get("pluginConfig") or []
+        kept = []
+        for config in configs:
+            args = config.get("args")
+            kind = args.get("kind") if isinstance(args, Mapping) else None
+            schema = _V1BETA1_ARGS.get(kind or "", False)
+            if schema is None:
+                continue
+            if isinstance(schema, Struct) and isinstance(args, dict):
+                names = {f.name for f in schema.fields} | {"apiVersion", "kind"}
+                config["args"] = {k: v for k, v in args.items() if k in names}
+            kept.append(config)
+        if kept:
+            profile["pluginConfig"] = kept
+        else:
+            profile.pop("pluginConfig", None)
 
 
 def _address_errors(doc: Mapping[str, Any]) -> list[FieldError]:
@@ -99,9 +167,9 @@ def _address_errors(doc: Mapping[str, Any]) -> list[FieldError]:
 
 def to_v1_shape(api_version: str, doc: dict[str, Any]) -> list[FieldError]:
     """Convert a decoded document to the v1 shape in place; errors of fields v1 lacks."""
-    if api_version != V1BETA2:
+    if api_version not in (V1BETA1, V1BETA2):
         return []
-    errors = _address_errors(doc)
+    errors = _address_errors(doc) if api_version == V1BETA2 else []
     doc.pop("healthzBindAddress", None)
     doc.pop("metricsBindAddress", None)
     return errors
@@ -210,8 +278,61 @@ def _v1beta2_defaults(minor: int) -> dict[str, Any]:
     return plugins
 
 
+def _v1beta1_defaults() -> dict[str, Any]:
+    """``getDefaultConfig`` of ``pkg/scheduler/algorithmprovider/registry.go`` at v1.20.2."""
+
+    def enabled(*plugins: dict[str, Any]) -> dict[str, Any]:
+        return {"enabled": list(plugins)}
+
+    p = _plugin
+    return {
+        "queueSort": enabled(p("PrioritySort")),
+        "preFilter": enabled(
+            p("NodeResourcesFit"),
+            p("NodePorts"),
+            p("PodTopologySpread"),
+            p("InterPodAffinity"),
+            p("VolumeBinding"),
+        ),
+        "filter": enabled(
+            p("NodeUnschedulable"),
+            p("NodeName"),
+            p("TaintToleration"),
+            p("NodeAffinity"),
+            p("NodePorts"),
+            p("NodeResourcesFit"),
+            p("VolumeRestrictions"),
+            p("EBSLimits"),
+            p("GCEPDLimits"),
+            p("NodeVolumeLimits"),
+            p("AzureDiskLimits"),
+            p("VolumeBinding"),
+            p("VolumeZone"),
+            p("PodTopologySpread"),
+            p("InterPodAffinity"),
+        ),
+        "postFilter": enabled(p("DefaultPreemption")),
+        "preScore": enabled(p("InterPodAffinity"), p("PodTopologySpread"), p("TaintToleration")),
+        "score": enabled(
+            p("NodeResourcesBalancedAllocation", 1),
+            p("ImageLocality", 1),
+            p("InterPodAffinity", 1),
+            p("NodeResourcesLeastAllocated", 1),
+            p("NodeAffinity", 1),
+            p("NodePreferAvoidPods", 10000),
+            p("PodTopologySpread", 2),
+            p("TaintToleration", 1),
+        ),
+        "reserve": enabled(p("VolumeBinding")),
+        "preBind": enabled(p("VolumeBinding")),
+        "bind": enabled(p("DefaultBinder")),
+    }
+
+
 def default_plugins(api_version: str, minor: int) -> dict[str, Any]:
     """``getDefaultPlugins()`` of config version ``api_version`` in kube-scheduler 1.``minor``."""
+    if api_version == V1BETA1:
+        return _v1beta1_defaults()
     if api_version == V1BETA2:
         return _v1beta2_defaults(minor)
     return {"multiPoint": {"enabled": [_plugin(n, w) for n, w in _multi_point(minor)]}}

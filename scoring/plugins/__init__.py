@@ -42,6 +42,10 @@ UNMODELLED: dict[str, str] = {
     "AzureDiskLimits": "volumes are not modelled",
     "CinderLimits": "volumes are not modelled",
     "SelectorSpread": "spreading by owner is not modelled",
+    # Registered up to 1.22 (v1beta1 targets); removed in 1.23.
+    "NodePreferAvoidPods": "the preferAvoidPods node annotation is not modelled",
+    "NodeLabel": "node label presence scoring is not modelled",
+    "ServiceAffinity": "service affinity is not modelled",
 }
 
 

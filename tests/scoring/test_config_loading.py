@@ -167,8 +167,8 @@ def test_dump_of_the_default_configuration_is_yaml_of_the_document() -> None:
         ("kind: KubeSchedulerConfiguration\n", "'apiVersion' is missing"),
         ("apiVersion: kubescheduler.config.k8s.io/v1\n", "'Kind' is missing"),
         (
-            "apiVersion: kubescheduler.config.k8s.io/v1beta1\nkind: KubeSchedulerConfiguration\n",
-            "removed in Kubernetes 1.23",
+            "apiVersion: kubescheduler.config.k8s.io/v1alpha2\nkind: KubeSchedulerConfiguration\n",
+            "removed in Kubernetes 1.21",
         ),
         ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: Policy\n", 'no kind "Policy"'),
         ("a: [b\n", "not valid JSON or YAML"),

@@ -117,7 +117,10 @@ def test_in_tree_registry_follows_releases() -> None:
 
 
 def test_config_versions_per_release() -> None:
-    assert config_versions_of(22) == ("v1beta2",)
+    assert config_versions_of(19) == ("v1beta1",)
+    assert config_versions_of(20) == ("v1beta1",)
+    assert config_versions_of(22) == ("v1beta1", "v1beta2")
+    assert config_versions_of(23) == ("v1beta2", "v1beta3")
     assert config_versions_of(25) == ("v1beta2", "v1beta3", "v1")
     assert config_versions_of(28) == ("v1beta3", "v1")
     assert config_versions_of(29) == ("v1",)
