@@ -86,7 +86,7 @@ class Framework:
     def _instantiate(self, ref: PluginRef) -> None:
         if ref.name in self.instances or ref.name in self.skipped:
             return
-        cls = plugins.plugin_class(ref.name)
+        cls = plugins.plugin_class(ref.name, self.profile.kubernetes_minor)
         if cls is None:
             self.skipped[ref.name] = plugins.skip_reason(ref.name)
             return

@@ -322,7 +322,7 @@ def _render_typed_args(doc: dict[str, Any]) -> None:
                 config["args"] = encode(in_tree.schema, args)
 
 
-def _profile(profile: Mapping[str, Any], expansion: Expansion) -> Profile:
+def _profile(profile: Mapping[str, Any], expansion: Expansion, minor: int) -> Profile:
     plugins = MappingProxyType(
         {
             point: tuple(PluginRef(n, expansion.weight(point, n)) for n in expansion.points[point])
@@ -338,6 +338,7 @@ def _profile(profile: Mapping[str, Any], expansion: Expansion) -> Profile:
         plugins=plugins,
         plugin_args=MappingProxyType(args),
         percentage_of_nodes_to_score=profile.get("percentageOfNodesToScore"),
+        kubernetes_minor=minor,
     )
 
 
@@ -440,9 +441,10 @@ def check_configuration(
     processed = _process(source, source_name, target)
     warnings = [w for expansion in processed.expansions for w in expansion.warnings]
     config = None
+    minor = processed.target.minor_for(processed.api_version.rpartition("/")[2])
     if not processed.errors:
         profiles = tuple(
-            _profile(profile, expansion)
+            _profile(profile, expansion, minor)
             for profile, expansion in zip(
                 processed.document["profiles"], processed.expansions, strict=True
             )

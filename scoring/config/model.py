@@ -35,12 +35,15 @@ class Profile:
     (unknown plugins' args as given). ``percentage_of_nodes_to_score`` is the profile's own
     setting; None means the global value applies
     (:meth:`SchedulerConfiguration.effective_percentage_of_nodes_to_score`).
+    ``kubernetes_minor`` is the Kubernetes release whose scoring semantics apply (the target's;
+    None: the newest the engine models).
     """
 
     scheduler_name: str
     plugins: Mapping[str, tuple[PluginRef, ...]]
     plugin_args: Mapping[str, Mapping[str, Any]]
     percentage_of_nodes_to_score: int | None
+    kubernetes_minor: int | None = None
 
     def plugin_names(self, point: str) -> tuple[str, ...]:
         """The names of the plugins at ``point``, in run order."""

@@ -55,9 +55,36 @@ UNMODELLED: dict[str, str] = {
 CONSTANT_SCORERS: frozenset[str] = frozenset({"VolumeBinding"})
 
 
-def plugin_class(name: str) -> type[Plugin] | None:
-    """The engine's class for a plugin name, or None when the engine does not model it."""
-    target = REGISTRY.get(name)
+# Semantics by Kubernetes release (:mod:`scoring.plugins.noderesources_1_20`): before 1.22 the
+# resource scorers are 1.20's; from 1.22 the v1beta1-only names score with NodeResourcesFit's
+# strategies (they are registered up to 1.22 only).
+FIRST_CURRENT_MINOR = 22
+_LEGACY = "scoring.plugins.noderesources_1_20"
+BEFORE_1_22: dict[str, str] = {
+    "NodeResourcesLeastAllocated": f"{_LEGACY}:LeastAllocated",
+    "NodeResourcesMostAllocated": f"{_LEGACY}:MostAllocated",
+    "RequestedToCapacityRatio": f"{_LEGACY}:RequestedToCapacityRatio",
+    "NodeResourcesBalancedAllocation": f"{_LEGACY}:BalancedAllocation",
+}
+V1BETA1_ONLY: dict[str, str] = {
+    "NodeResourcesLeastAllocated": f"{_LEGACY}:LeastAllocatedAsFit",
+    "NodeResourcesMostAllocated": f"{_LEGACY}:MostAllocatedAsFit",
+    "RequestedToCapacityRatio": f"{_LEGACY}:RequestedToCapacityRatioAsFit",
+}
+
+
+def _import_string(name: str, kubernetes_minor: int | None) -> str | None:
+    if kubernetes_minor is not None and kubernetes_minor < FIRST_CURRENT_MINOR:
+        legacy = BEFORE_1_22.get(name)
+        if legacy is not None:
+            return legacy
+    return REGISTRY.get(name) or V1BETA1_ONLY.get(name)
+
+
+def plugin_class(name: str, kubernetes_minor: int | None = None) -> type[Plugin] | None:
+    """The engine's class for a plugin name, or None when the engine does not model it, with
+    the semantics of Kubernetes 1.``kubernetes_minor`` (the newest when None)."""
+    target = _import_string(name, kubernetes_minor)
     if target is None:
         return None
     module_name, _, attribute = target.partition(":")
