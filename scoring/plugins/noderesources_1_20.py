@@ -6,19 +6,27 @@ What differs from the 1.35 scorers in :mod:`scoring.plugins.noderesources`:
 
 - requests: cpu and memory are the non-zero amounts (100m / 200Mi for a container without the
   key, ``schedutil.GetNonzeroRequestForResource``) on the node and for the pod, for every scorer,
-  the balanced one included (1.22 made it use the actual requests, kubernetes PR #102925); a
-  scalar resource the pod does not request is still scored (1.35 skips it);
-- NodeResourcesLeastAllocated / NodeResourcesMostAllocated: a resource scores 0 when nothing is
-  allocatable *or* the request exceeds it (MostAllocated 1.35 clamps the request to capacity,
-  scoring 100), and the weighted average divides by the weight of every configured resource,
-  including those with nothing allocatable (1.35 leaves them out);
+  the balanced one included (it uses actual requests since kubernetes PR #105845, 1.23, picked
+  into 1.22 by #106081); a scalar resource the pod does not request is still scored (1.35 skips
+  it);
+- overcommitted resources (kubernetes PR #102925, 1.22: "Fix scoring for
+  NodeResourcesMostAllocated and NodeResourcesBalancedAllocation plugins when nodes have
+  containers with no requests"): MostAllocated scores a resource whose request exceeds what is
+  allocatable 0 (1.22+ clamps the request, scoring 100), BalancedAllocation the whole node 0
+  (1.22+ caps each fraction at 1); LeastAllocated scores it 0 in both;
+- NodeResourcesLeastAllocated / NodeResourcesMostAllocated: the weighted average divides by the
+  weight of every configured resource, including those with nothing allocatable (1.35 leaves
+  them out);
 - RequestedToCapacityRatio: utilization is ``100 - (capacity - requested) * 100 / capacity``
   (rounding the used share up where 1.35 truncates ``requested * 100 / capacity``);
-- NodeResourcesBalancedAllocation: cpu and memory only, args ignored; 0 when either fraction
-  (``requested / allocatable``, 1 when nothing is allocatable) is at least 1, else
-  ``int64((1 - |cpuFraction - memoryFraction|) * 100)`` (1.35: one minus the standard deviation
-  of the fractions capped at 1, i.e. half the difference for two resources); no PreScore, so
-  best-effort pods are scored too.
+- NodeResourcesBalancedAllocation: cpu and memory only, args ignored (other resources since
+  kubernetes PR #101946, 1.22); 0 when either fraction (``requested / allocatable``, 1 when
+  nothing is allocatable) is at least 1, else ``int64((1 - |cpuFraction - memoryFraction|) *
+  100)`` (1.35: one minus the standard deviation of the capped fractions, i.e. half the
+  difference for two resources); no PreScore, so best-effort pods are scored too.
+
+These are v1.20.2's. kubernetes#105220 says #102925 was also picked into later 1.20 and 1.21
+patch releases; targets name a minor only, so those patches are not told apart.
 
 Each plugin keeps its own name (``NodeResourcesLeastAllocated``, ...) in decisions.
 """
