@@ -5,8 +5,8 @@ resource), NoSchedule and PreferNoSchedule taints; pods with and without request
 containers larger than their containers, extended resources, node selectors, required and
 preferred node affinity, tolerations, host ports, topology spread constraints (DoNotSchedule),
 required pod anti-affinity (per node, per zone) and affinity, and pods no node can take.
-Profiles alternate between spreading (LeastAllocated) and packing (MostAllocated, on its own
-half of the nodes).
+Profiles alternate between spreading (LeastAllocated) and packing (MostAllocated) on every
+node.
 """
 
 from __future__ import annotations
@@ -26,20 +26,19 @@ POOLS: dict[str, Json] = {
     "general": {"cpu": "4", "memory": "16Gi", "pods": "110"},
     "large": {"cpu": "16", "memory": "64Gi", "pods": "110"},
     "gpu": {"cpu": "8", "memory": "32Gi", "pods": "110", GPU: "4"},
+    # Two request-less pods (200m / 400Mi each at the non-zero defaults) overcommit its cpu in
+    # scoring: 1.20's MostAllocated and BalancedAllocation then score it 0, 1.35's would not.
+    "small": {"cpu": "300m", "memory": "1Gi", "pods": "110"},
 }
 POD_COUNT = 120
-# Packing pods go to one half of the nodes, request-less pods to the other: 1.20's MostAllocated
-# scores a resource 0 where non-zero requests exceed allocatable, 1.35 clamps them to it
-# (docs/differential.md), and request-less pods are what pushes non-zero requests past it.
-HALF = "differential-half"
 
 
 def differential_nodes(prefix: str) -> list[Json]:
-    """24 Ready nodes: 8 per zone across the pools; 2 dedicated (NoSchedule), 2 spot
-    (PreferNoSchedule)."""
+    """26 Ready nodes: 8 per zone across the pools, plus 2 small ones (zones a and b); 2 dedicated
+    (NoSchedule), 2 spot (PreferNoSchedule)."""
     nodes = []
-    pools = ["general"] * 4 + ["large"] * 2 + ["gpu"] * 2
-    for index in range(24):
+    pools = ["general"] * 4 + ["large"] * 2 + ["gpu"] * 2 + ["small"]
+    for index in range(26):
         zone, pool = ZONES[index % 3], pools[index // 3]
         name = f"{prefix}-{index:02d}"
         taints = []
@@ -51,7 +50,6 @@ def differential_nodes(prefix: str) -> list[Json]:
             "kubernetes.io/hostname": name,
             ZONE: zone,
             "pool": pool,
-            HALF: MOST if index % 2 else LEAST,
         }
         nodes.append(
             {
@@ -191,11 +189,8 @@ def differential_pods(nodes: list[str], count: int = POD_COUNT, seed: int = 20) 
     for index in range(count):
         kind = index % VARIANTS
         spec = _variant(kind, rng, nodes)
-        # Request-less and spreading pods only spread (docs/differential.md says why).
-        profile = LEAST if kind in (0, 13) or (index // VARIANTS) % 2 == 0 else MOST
+        profile = LEAST if (index // VARIANTS) % 2 == 0 else MOST
         spec["schedulerName"] = profile
-        if kind == 0 or profile == MOST:
-            spec["nodeSelector"] = {**spec.get("nodeSelector", {}), HALF: profile}
         pods.append(
             {
                 "apiVersion": "v1",

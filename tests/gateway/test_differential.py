@@ -8,9 +8,10 @@ among the engine's top-scored ties (kube-scheduler picks among ties at random), 
 find no node, with the same per-reason node counts in the scheduler's FailedScheduling message
 as the engine's first-failure counts.
 
-The configurations are matched (``kubescheduler.config.k8s.io/v1beta1`` for the scheduler,
-``v1`` for the engine) and use only plugins whose semantics did not change between 1.20 and
-1.35: docs/differential.md lists the differences the pairing avoids.
+The engine reads the scheduler's own ``kubescheduler.config.k8s.io/v1beta1`` document for
+``kube-scheduler@1.20``, so it scores with 1.20's semantics (the v1beta1-only resource scorers,
+overcommitted resources scoring 0); docs/differential.md lists what still differs and how the
+workload avoids it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,7 +32,7 @@ import pytest
 from policy.clusters.gateway.connection import Connection
 from policy.clusters.gateway.errors import NotFoundError
 from policy.clusters.gateway.informer import ClusterInformer
-from scoring.config import load_configuration
+from scoring.config import Target, load_configuration
 from scoring.engine import Engine
 from scoring.objects import parse_pod
 from scoring.snapshot import Snapshot
@@ -44,12 +46,21 @@ from tests.gateway.differential_workload import (
 )
 from tests.gateway.kubeserver import Json, KubeServer, create, ensure_namespaces
 
+KUBE_1_20 = Target("kube-scheduler", "1.20")
+
 # The scheduler's score plugins, with weights, for the two profiles (1.20 names).
 SCORES_120 = {
-    LEAST: [("NodeResourcesLeastAllocated", 1), ("NodeAffinity", 1), ("TaintToleration", 1)],
-    MOST: [("NodeResourcesMostAllocated", 1), ("NodeAffinity", 1), ("TaintToleration", 1)],
+    name: [
+        (scorer, 1),
+        ("NodeResourcesBalancedAllocation", 1),
+        ("NodeAffinity", 1),
+        ("TaintToleration", 1),
+    ]
+    for name, scorer in (
+        (LEAST, "NodeResourcesLeastAllocated"),
+        (MOST, "NodeResourcesMostAllocated"),
+    )
 }
-STRATEGY = {LEAST: "LeastAllocated", MOST: "MostAllocated"}
 BIND_TIMEOUT = 30.0
 
 
@@ -67,35 +78,6 @@ def scheduler_profiles() -> list[Json]:
         }
         for name, scores in SCORES_120.items()
     ]
-
-
-def engine_configuration() -> Json:
-    """The same in v1: NodeResourcesFit's strategy replaces the 1.20 score plugins."""
-    profiles = []
-    for name, scores in SCORES_120.items():
-        enabled = [
-            {"name": "NodeResourcesFit" if "Allocated" in plugin else plugin, "weight": weight}
-            for plugin, weight in scores
-        ]
-        fit_args = {
-            "scoringStrategy": {
-                "type": STRATEGY[name],
-                "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
-            }
-        }
-        profiles.append(
-            {
-                "schedulerName": name,
-                "plugins": {"score": {"disabled": [{"name": "*"}], "enabled": enabled}},
-                "pluginConfig": [{"name": "NodeResourcesFit", "args": fit_args}],
-            }
-        )
-    return {
-        "apiVersion": "kubescheduler.config.k8s.io/v1",
-        "kind": "KubeSchedulerConfiguration",
-        "percentageOfNodesToScore": 100,
-        "profiles": profiles,
-    }
 
 
 @dataclass
@@ -174,12 +156,13 @@ def as_135(counts: tuple[int, Counter[str]]) -> tuple[int, Counter[str]]:
 @pytest.fixture(scope="module")
 def differential_scheduler(
     kube: KubeServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[None]:
+) -> Iterator[Path]:
+    """The running scheduler's configuration file (its own v1beta1 document)."""
     directory = tmp_path_factory.mktemp("differential-scheduler")
     with kubeserver.kube_scheduler(
         kube, directory, scheduler_profiles(), percentageOfNodesToScore=100
-    ):
-        yield
+    ) as log:
+        yield log.parent / "config.yaml"
 
 
 @pytest.fixture
@@ -217,12 +200,17 @@ def engine_verdict(engine: Engine, objects: list[Json], pod: Json) -> Any:
 
 
 def test_the_engine_agrees_with_kube_scheduler_binding_for_binding(
-    differential_scheduler: None,
+    differential_scheduler: Path,
     differential_cluster: list[str],
     admin: Connection,
     seeded: list[Json],
 ) -> None:
-    engine = Engine(load_configuration(engine_configuration()))
+    config = load_configuration(
+        differential_scheduler.read_text(),
+        source_name=str(differential_scheduler),
+        target=KUBE_1_20,
+    )
+    engine = Engine(config)
     disagreements: list[str] = []
     outcomes: Counter[str] = Counter()
     for index, manifest in enumerate(differential_pods(differential_cluster)):
@@ -271,3 +259,18 @@ def test_failed_scheduling_messages_are_parsed() -> None:
             }
         ),
     )
+
+
+def test_the_scheduler_profiles_load_for_kube_scheduler_1_20() -> None:
+    """The v1beta1 document the scheduler gets is valid for 1.20 and scores with 1.20's
+    plugins under their own names and weights."""
+    document = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1beta1",
+        "kind": "KubeSchedulerConfiguration",
+        "percentageOfNodesToScore": 100,
+        "profiles": scheduler_profiles(),
+    }
+    config = load_configuration(document, target=KUBE_1_20)
+    for profile in config.profiles:
+        scores = [(ref.name, ref.weight) for ref in profile.plugins["score"]]
+        assert scores == SCORES_120[profile.scheduler_name]
