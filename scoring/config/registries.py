@@ -136,15 +136,29 @@ _IN_TREE: tuple[_InTree, ...] = (
 
 # Extension points an in-tree plugin gained after it was added: DefaultPreemption's PreEnqueue
 # (asynchronous preemption, kubernetes PR #128170, 1.32), DynamicResources' Score (prioritized
-# list scoring, PR #134711, 1.35), NodeResourcesFit's PreScore and Score (absent from
-# ``noderesources/fit.go`` at v1.20.2, where the v1beta1-only plugins score; taken to arrive with
-# its scoringStrategy and v1beta2 in 1.22, not read at the 1.21/1.22 tags).
+# list scoring, PR #134711, 1.35), NodeResourcesFit's PreScore and Score (taken to arrive with
+# its scoringStrategy and v1beta2 in 1.22). The points marked 21 are absent from the plugins'
+# Go types at v1.20.2 (``pkg/scheduler/framework/plugins/*``); the release that added each was
+# not read, so only 1.20 and before are held to them.
 _POINT_SINCE: Mapping[tuple[str, str], int] = MappingProxyType(
     {
         ("DefaultPreemption", "preEnqueue"): 32,
         ("DynamicResources", "score"): 35,
         ("NodeResourcesFit", "preScore"): 22,
         ("NodeResourcesFit", "score"): 22,
+        ("NodeAffinity", "preFilter"): 21,
+        ("NodeAffinity", "preScore"): 21,
+        ("NodeResourcesBalancedAllocation", "preScore"): 21,
+        ("VolumeRestrictions", "preFilter"): 21,
+        ("VolumeZone", "preFilter"): 21,
+        ("NodeVolumeLimits", "preFilter"): 21,
+        ("EBSLimits", "preFilter"): 21,
+        ("GCEPDLimits", "preFilter"): 21,
+        ("AzureDiskLimits", "preFilter"): 21,
+        ("CinderLimits", "preFilter"): 21,
+        ("VolumeBinding", "preScore"): 21,
+        ("VolumeBinding", "score"): 21,
+        ("ServiceAffinity", "preScore"): 21,
     }
 )
 

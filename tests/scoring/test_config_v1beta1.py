@@ -263,3 +263,15 @@ def test_a_v1beta1_document_is_not_converted_to_later_versions() -> None:
     config = load_configuration(doc(), target=KUBE_1_20)
     with pytest.raises(InputError, match="v1beta1 names other plugins"):
         sparse_document(config, f"{GROUP}/v1beta2")
+
+
+def test_extension_points_1_20_plugins_lack_are_errors_for_1_20_only() -> None:
+    """NodeAffinity has no PreScore at v1.20.2 (``nodeaffinity/node_affinity.go``)."""
+    document = profile_doc(plugins={"preScore": {"enabled": [{"name": "NodeAffinity"}]}})
+    assert errors(document) == [
+        (
+            "profiles[0].plugins.preScore.enabled[3]",
+            'plugin "NodeAffinity" does not extend PreScorePlugin plugin',
+        )
+    ]
+    assert errors(document, Target("kube-scheduler", "1.22")) == []
