@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import struct
@@ -42,8 +41,8 @@ LIST_POSITIONS = 64
 # A string column is stored as templates when it has more distinct strings than this and
 # templates at most halve them.
 _TEMPLATE_MIN_DISTINCT = 16
-# A number inside a string (at most 18 digits: it fits in 64 bits).
-_NUMBER = re.compile(r"[0-9]{1,18}")
+# A number inside a string (at most 18 digits: it fits in 64 bits); split on, it is kept.
+_NUMBER = re.compile(r"([0-9]{1,18})")
 
 
 def pack(values: Column) -> bytes:
@@ -405,11 +404,16 @@ class _Writer:
     }
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def _shape(text: str) -> tuple[str, tuple[int, ...]]:
-    """``text``'s template (numbers as holes) and its numbers. Remembered: the same strings
-    (a cluster's node names) come back in every explanation of the cluster."""
-    return _NUMBER.sub(_hole, text), tuple(int(n) for n in _NUMBER.findall(text))
+    """``text``'s template (numbers as holes) and its numbers. Not remembered: most strings
+    (LoadAware's per-node summaries) are new in every explanation, and a cache of them pinned
+    memory the process never got back (docs/benchmarks.md)."""
+    parts = _NUMBER.split(text)
+    if len(parts) == 1:
+        return text, ()
+    numbers = parts[1::2]
+    parts[1::2] = map(_hole, numbers)
+    return "".join(parts), tuple(map(int, numbers))
 
 
 def _distinct(array: IntArray) -> IntArray:
@@ -422,9 +426,8 @@ def _distinct(array: IntArray) -> IntArray:
     return present
 
 
-def _hole(number: re.Match[str]) -> str:
+def _hole(digits: str) -> str:
     """A number's place in a template: its width too when it is zero-padded ("0957")."""
-    digits = number.group()
     if len(digits) == 1 or digits[0] != "0":
         return HOLE
     return PADDED + chr(PAD_BASE + len(digits))
