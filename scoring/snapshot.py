@@ -134,6 +134,9 @@ class Snapshot:
     # Each pod of the cluster by namespace/name, for refreshes (where it is follows from its
     # nodeName: ``_where``); built on first use, dropped when simulated placements move pods.
     _pod_locations: dict[PodKey, Pod] | None = None
+    # How many plugin states were built on this snapshot (:meth:`extension`): a caller holding
+    # the snapshot long can tell that an evaluation built new long-lived objects.
+    states_built = 0
 
     def __init__(
         self,
@@ -678,6 +681,7 @@ class Snapshot:
         """
         if key not in self._extensions:
             state = factory(self)
+            self.states_built += 1
             self._extensions[key] = state
             if hasattr(state, "pod_added") and hasattr(state, "pod_removed"):
                 self._listeners.append(state)

@@ -162,9 +162,17 @@ def evaluate_on(stored: ClusterSnapshot, engine: Engine, pod: Pod) -> Decision:
     """``engine``'s decision for ``pod`` on ``stored``, with "now" the time it was taken: a
     decision depends only on what was stored (NodeMetric freshness as it was then), so it can
     be made again exactly. A first evaluation builds the plugins' per-node state, with the
-    cyclic collector paused (1.7 -> 0.9 s on 5,000 nodes)."""
+    cyclic collector paused (1.7 -> 0.9 s on 5,000 nodes), and frozen out of its passes as the
+    snapshot is: left in the old generation, its objects made every full pass cost 0.15 s at
+    5,000 nodes, and so rare that a request's garbage piled up for dozens of requests
+    (docs/benchmarks.md)."""
+    snapshot = snapshot_for(stored)
+    built = snapshot.states_built
     with gc_paused():
-        return engine.evaluate(pod, snapshot_for(stored), stored.taken_at)
+        decision = engine.evaluate(pod, snapshot, stored.taken_at)
+        if snapshot.states_built != built:
+            gc.freeze()
+    return decision
 
 
 def clear_caches() -> None:

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from benchmarks.engine import EXTENDED_PROFILE
 from policy.clusters import engine
 from policy.clusters.models import Cluster
 from policy.clusters.services import record_snapshot
@@ -135,3 +136,26 @@ def test_a_cached_snapshot_is_frozen_until_dropped() -> None:
         engine.clear_caches()
     assert gc.get_freeze_count() == 0
     assert _tracked(snapshot.nodes[0])  # collectable again once it goes
+
+
+@pytest.mark.django_db
+def test_plugin_state_built_by_an_evaluation_is_frozen_with_its_snapshot() -> None:
+    cluster = Cluster.objects.create(name="frozen-state", kind="kubeconfig", kubeconfig_path="/k")
+    taken = datetime(2026, 11, 25, 10, 0, tzinfo=UTC)
+    objects = generate_cluster(nodes=4, pods_per_node=2, pending_pods=1, seed=1, now=taken)
+    stored = record_snapshot(cluster, objects, taken)
+    engine.clear_caches()
+    try:
+        snapshot = engine.snapshot_for(stored)
+        scheduler = engine.engine_for(EXTENDED_PROFILE)
+        pod = snapshot.pending[0]
+        before, frozen = snapshot.states_built, gc.get_freeze_count()
+        engine.evaluate_on(stored, scheduler, pod)
+        assert snapshot.states_built > before  # LoadAware's state, among others
+        assert gc.get_freeze_count() > frozen
+        frozen = gc.get_freeze_count()
+        engine.evaluate_on(stored, scheduler, pod)  # nothing new built: nothing frozen
+        assert gc.get_freeze_count() == frozen
+    finally:
+        engine.clear_caches()
+    assert gc.get_freeze_count() == 0
