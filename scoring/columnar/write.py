@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import struct
@@ -265,9 +266,10 @@ class _Writer:
         if len(distinct) > _TEMPLATE_MIN_DISTINCT and not any(
             HOLE in s or PADDED in s for s in distinct
         ):
-            templates = [_shape(s)[0] for s in texts]
+            shaped = list(map(_shape_at(path), texts))
+            templates = [template for template, _ in shaped]
             if 2 * len(set(templates)) <= len(distinct):
-                numbers = [list(_shape(s)[1]) for s in texts]
+                numbers = [list(numbers) for _, numbers in shaped]
                 return {
                     "templates": self.ints_of(self.string_ids(templates)),
                     "numbers": self.column(numbers, f"{path}#"),
@@ -280,11 +282,13 @@ class _Writer:
         if len(used) > _TEMPLATE_MIN_DISTINCT and not any(
             HOLE in table[i] or PADDED in table[i] for i in used.tolist()
         ):
-            shapes = [_shape(s)[0] for s in table]
+            shaped = list(map(_shape_at(path), table))
             kinds: dict[str, int] = {}
-            kind_of = np.array([kinds.setdefault(t, len(kinds)) for t in shapes], dtype=np.int64)
+            kind_of = np.array(
+                [kinds.setdefault(template, len(kinds)) for template, _ in shaped], dtype=np.int64
+            )
             if 2 * len(np.unique(kind_of[used])) <= len(used):
-                numbers = [list(_shape(s)[1]) for s in table]
+                numbers = [list(numbers) for _, numbers in shaped]
                 return {
                     "templates": self.ints_of(self.table_ids(list(kinds), kind_of[ids])),
                     "numbers": self.column(Table(ids, numbers), f"{path}#"),
@@ -405,15 +409,23 @@ class _Writer:
 
 
 def _shape(text: str) -> tuple[str, tuple[int, ...]]:
-    """``text``'s template (numbers as holes) and its numbers. Not remembered: most strings
-    (LoadAware's per-node summaries) are new in every explanation, and a cache of them pinned
-    memory the process never got back (docs/benchmarks.md)."""
+    """``text``'s template (numbers as holes) and its numbers."""
     parts = _NUMBER.split(text)
     if len(parts) == 1:
         return text, ()
     numbers = parts[1::2]
     parts[1::2] = map(_hole, numbers)
     return "".join(parts), tuple(map(int, numbers))
+
+
+# Names (a cluster's node names) come back in every explanation of the cluster: their shapes
+# are remembered. Other strings (LoadAware's per-node summaries) are new in every explanation;
+# remembering those too pinned memory the process never got back (docs/benchmarks.md).
+_named_shape = functools.lru_cache(maxsize=1 << 16)(_shape)
+
+
+def _shape_at(path: str) -> Callable[[str], tuple[str, tuple[int, ...]]]:
+    return _named_shape if path.endswith(".name") else _shape
 
 
 def _distinct(array: IntArray) -> IntArray:
