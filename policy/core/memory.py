@@ -1,4 +1,4 @@
-"""Freed memory goes back to the system after each request and each task.
+"""Freed memory goes back to the system after each web request.
 
 glibc's ``malloc`` keeps the pages of freed blocks for reuse. A request that reads a 5,000-node
 explanation or an engine question frees tens of megabytes of short-lived arrays and buffers, and
@@ -6,6 +6,9 @@ the holes they leave between longer-lived blocks are kept: a web process that ha
 decision details held 280 MiB, of which ``malloc_trim`` gives back 115 (docs/benchmarks.md).
 ``malloc_trim(0)`` hands free pages back; it takes about a millisecond when there is little to
 give back. Where the C library has no ``malloc_trim`` (not glibc), nothing is done.
+
+Not after engine tasks: the engine does the same large work for every question, and pages
+handed back after one were faulted in again by the next (5 s more CPU in 150 evaluations).
 """
 
 from __future__ import annotations
