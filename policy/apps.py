@@ -8,13 +8,9 @@ class PolicyConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.core.signals import request_finished
-
         from policy.accounts.roles import ensure_role_groups
-        from policy.core.memory import release_freed_memory
 
         post_migrate.connect(ensure_role_groups, sender=self)
-        request_finished.connect(release_freed_memory, dispatch_uid="release_freed_memory")
         # Imported for their effect: the OpenAPI description of the token authentication
         # class; the Celery tasks, which services enqueue by name (policy.core.broker); the
         # sync's receivers (clusters in automatic push mode are pushed when policies change);
