@@ -486,7 +486,7 @@ class SchedulerConfigurationService(PolicyService[SchedulerConfiguration]):
         confirmed_deletes: Collection[str] | None = None,
     ) -> tuple[SchedulerConfiguration, bool]:
         """Create or replace the cluster's configuration from a document (YAML or JSON) of any
-        config version (v1beta2, v1beta3, v1).
+        config version the cluster's scheduler reads (v1beta1 to v1).
 
         Returns the configuration and whether it was created. The document is kept as written
         (``source_document``): what is written back is it with later edits applied. With

@@ -152,7 +152,8 @@ FORMAT_PARAMETER = OpenApiParameter(
         request=ImportSerializer,
         responses={200: SchedulerConfigurationSerializer, 201: SchedulerConfigurationSerializer},
         description="Create (201) or replace (200) a cluster's configuration from a "
-        "KubeSchedulerConfiguration (v1beta2, v1beta3 or v1), kept as written: render/ gives "
+        "KubeSchedulerConfiguration (v1beta2, v1beta3, v1, or v1beta1 for Kubernetes 1.19-1.22), "
+        "kept as written: render/ gives "
         "it back with the edits made here. Replacing needs "
         "If-Match with the configuration's ETag (or *).",
     ),

@@ -53,7 +53,7 @@ class ImportForm(forms.Form):
         label="KubeSchedulerConfiguration (YAML or JSON)",
         widget=forms.Textarea(attrs={"rows": 18, "spellcheck": "false", "class": "yaml"}),
         help_text="The whole document, as in the scheduler's --config file or ConfigMap: "
-        "v1beta2, v1beta3 or v1.",
+        "v1beta2, v1beta3 or v1 (v1beta1 where the cluster runs Kubernetes 1.19–1.22).",
     )
     upload = forms.FileField(
         required=False,
