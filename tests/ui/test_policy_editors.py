@@ -244,7 +244,8 @@ def test_rows_work_without_javascript(
         group.get_by_label("Percent, row 1").fill("")  # cpu removed
         group.get_by_label("Resource, row 3").fill("ephemeral-storage")
         group.get_by_label("Percent, row 3").fill("85")
-        page.get_by_role("button", name="Preview").click()
+        with page.expect_navigation():  # without the script the preview is a new page
+            page.get_by_role("button", name="Preview").click()
         group = page.get_by_role("group", name="Usage thresholds (usageThresholds)")
         assert group.locator(".resource-row").count() == 4  # memory, ephemeral-storage, 2 blank
         assert group.get_by_label("Resource, row 2").input_value() == "ephemeral-storage"
