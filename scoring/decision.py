@@ -122,12 +122,10 @@ class Decision:
     @cached_property
     def ranking(self) -> list[int]:
         """Feasible node indices, best first: highest total, then name."""
-        names = self.cycle.snapshot.node_names
-        order = sorted(
-            range(len(self.feasible)),
-            key=lambda k: (-int(self.totals[k]), names[int(self.feasible[k])]),
-        )
-        return [int(self.feasible[k]) for k in order]
+        feasible = np.asarray(self.feasible, dtype=np.int64)
+        names = self.cycle.snapshot.name_rank()[feasible]
+        ranked: list[int] = feasible[np.lexsort((names, -self.totals))].tolist()
+        return ranked
 
     @cached_property
     def selected_index(self) -> int | None:
@@ -245,10 +243,15 @@ class Decision:
 
     def node_order(self) -> list[int]:
         """Ranked feasible nodes, then infeasible nodes by name."""
+        return list(self._node_order)
+
+    @cached_property
+    def _node_order(self) -> list[int]:
         ranked = self.ranking
-        seen = set(ranked)
-        names = self.cycle.snapshot.node_names
-        rest = sorted((i for i in range(len(names)) if i not in seen), key=names.__getitem__)
+        by_name = self.cycle.snapshot.by_name()
+        ranked_nodes = np.zeros(len(by_name), dtype=bool)
+        ranked_nodes[ranked] = True
+        rest: list[int] = by_name[~ranked_nodes[by_name]].tolist()
         return ranked + rest
 
     def to_dict(self, *, explain: bool = True) -> dict[str, Any]:

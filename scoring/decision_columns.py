@@ -57,7 +57,7 @@ class _Nodes:
         self.position = position
         # Scores and a total: feasible by every filter and among the scored (feasible) nodes.
         self.scored = passed & (position >= 0)
-        by_name = np.array(sorted(range(count), key=names.__getitem__), dtype=np.int64)
+        by_name = decision.cycle.snapshot.by_name()
         order = _explanation_order(by_name, passed, self.scored, decision.totals, position)
         engine = np.array(decision.node_order(), dtype=np.int64)
         self.by_name = order is not None and np.array_equal(by_name[order], engine)

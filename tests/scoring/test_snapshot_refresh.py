@@ -114,7 +114,16 @@ def outcome(decision: Decision, snapshot: Snapshot) -> Any:
 
 
 def decisions(snapshot: Snapshot) -> list[Any]:
-    return [outcome(FRAMEWORK.evaluate(pod, snapshot, NOW), snapshot) for pod in probe_pods()]
+    return [outcome(decision, snapshot) for decision in evaluated(snapshot)]
+
+
+def evaluated(snapshot: Snapshot) -> list[Decision]:
+    return [FRAMEWORK.evaluate(pod, snapshot, NOW) for pod in probe_pods()]
+
+
+def names_in_order(decision: Decision, snapshot: Snapshot) -> list[str]:
+    """The explanation's node order (ranked, then the rest by name), by name."""
+    return [snapshot.node_names[i] for i in decision.node_order()]
 
 
 # -- random refreshes ---------------------------------------------------------------------------
@@ -253,7 +262,11 @@ def test_refreshed_snapshot_decides_as_a_rebuilt_one(data: st.DataObject) -> Non
         objects = replay(objects, put, delete)
         rebuilt = Snapshot.from_objects(objects)
         assert snapshot.node_names == rebuilt.node_names
+        assert snapshot.by_name().tolist() == rebuilt.by_name().tolist()
         assert decisions(snapshot) == decisions(rebuilt)
+        assert [names_in_order(d, snapshot) for d in evaluated(snapshot)] == [
+            names_in_order(d, rebuilt) for d in evaluated(rebuilt)
+        ]
         assert_same_columns(snapshot, rebuilt)
 
 
