@@ -191,8 +191,11 @@ class Decision:
             for s in self.scores
         ]
 
-    def node_entry(self, node: int, *, explain: bool = True) -> dict[str, Any]:
-        """The contract's per-node object (plus ``details`` from the plugins when asked)."""
+    def node_entry(
+        self, node: int, *, explain: bool = True, details: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The contract's per-node object (plus ``details`` from the plugins when asked, or
+        as given: :func:`scoring.decision_page.page_details`)."""
         filters = []
         for plugin, ids, statuses in self._filter_rows:
             status = SUCCESS if ids[node] < 0 else statuses[ids[node]]
@@ -228,7 +231,8 @@ class Decision:
             "totalScore": total,
         }
         if explain:
-            details = self.details(node)
+            if details is None:
+                details = self.details(node)
             if details:
                 entry["details"] = details
         return entry

@@ -35,9 +35,28 @@ def page(decision: Decision, offset: int | None = None, limit: int | None = None
     filtered = [k for k, flag in enumerate(feasible) if not flag]
     groups = filtered_groups(decision, [order[k] for k in filtered], filtered)
     selection = select_grouped(feasible, groups, offset, limit)
-    nodes = [decision.node_entry(order[k]) for k in selection.positions]
+    shown = [order[k] for k in selection.positions]
+    nodes = [
+        decision.node_entry(node, details=details)
+        for node, details in zip(shown, page_details(decision, shown), strict=True)
+    ]
     names = decision.cycle.snapshot.node_names
     return DecisionPage(decision.header(nodes), selection, [names[i] for i in order])
+
+
+def page_details(decision: Decision, nodes: list[int]) -> list[dict[str, Any]]:
+    """Each plugin's details of ``nodes``, as ``Decision.details`` gives them, from the
+    plugins' columns: LoadAware's for a hundred nodes at once instead of node by node."""
+    out: list[dict[str, Any]] = [{} for _ in nodes]
+    if not nodes:
+        return out
+    rows = np.array(nodes, dtype=np.int64)
+    for name, plugin in decision.plugins.items():
+        column = plugin.explain_columns(decision.cycle, rows).tolist()
+        for details, detail in zip(out, column, strict=True):
+            if detail:
+                details[name] = dict(detail)
+    return out
 
 
 Failure = tuple[str, str, str | None]  # (plugin, code, reason): a group's key, filter by filter

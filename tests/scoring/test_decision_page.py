@@ -4,6 +4,7 @@ same filtered groups in the same order, the same other fields."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -44,8 +45,7 @@ def test_a_page_from_arrays_is_the_page_of_the_whole_explanation(
         expected = decision_codec.select_in(whole, *window)
         cut = decision_page.page(decision, *window)
         assert cut.selection == expected
-        assert cut.explanation == {
-            **whole,
-            "nodes": [whole["nodes"][k] for k in expected.positions],
-        }
+        page = {**whole, "nodes": [whole["nodes"][k] for k in expected.positions]}
+        assert cut.explanation == page
+        assert json.dumps(cut.explanation) == json.dumps(page)  # key order too
         assert cut.names == [node["name"] for node in whole["nodes"]]
