@@ -40,5 +40,9 @@ class Sharer:
         if kind is str:
             return self._strings.setdefault(value, value)
         if kind is dict or kind is list:
-            return self._values.setdefault(_encode(value), value)
+            try:
+                text = _encode(value)
+            except (TypeError, ValueError, RecursionError):
+                return value  # not JSON (a YAML date, say): kept as it is, not shared
+            return self._values.setdefault(text, value)
         return value

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from scoring.sharing import Sharer
 from scoring.snapshot import Snapshot
@@ -67,3 +67,21 @@ def test_a_snapshot_holds_its_pods_as_given_with_replicas_sharing() -> None:
         assert raw == by_key[(raw["metadata"]["namespace"], raw["metadata"]["name"])]
     containers = {id(raw["spec"]["containers"]) for raw in held}
     assert len(containers) < len(held)  # replicas hold one list of containers
+
+
+def test_values_that_are_not_json_are_kept_unshared() -> None:
+    """YAML gives dates for unquoted timestamps; such a value is kept as read."""
+    sharer = Sharer()
+    labels = {"when": date(2026, 1, 1)}
+    one = sharer.pod({"kind": "Pod", "metadata": {"labels": labels}})
+    other = sharer.pod({"kind": "Pod", "metadata": {"labels": {"when": "2026-01-01"}}})
+    assert one["metadata"]["labels"] is labels
+    assert other["metadata"]["labels"] == {"when": "2026-01-01"}
+
+
+def test_a_snapshot_reads_pods_with_yaml_dates() -> None:
+    node = {"kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "4"}}}
+    pod = replica("dated", "n1")
+    pod["metadata"]["labels"] = {"when": date(2026, 1, 1)}  # type: ignore[index]
+    snapshot = Snapshot.from_objects([node, pod])
+    assert snapshot.pods_on_node[0][0].raw["metadata"]["labels"] == {"when": date(2026, 1, 1)}
