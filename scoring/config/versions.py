@@ -221,16 +221,38 @@ def _plugin(name: str, weight: int | None = None) -> dict[str, Any]:
     return {"name": name} if weight is None else {"name": name, "weight": weight}
 
 
+def _enabled(*plugins: dict[str, Any]) -> dict[str, Any]:
+    return {"enabled": list(plugins)}
+
+
+# The filters both per-point versions list by default, in order (v1beta2 ``getDefaultPlugins``,
+# and 1.20's ``getDefaultConfig`` for v1beta1).
+_FILTERS = (
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "VolumeRestrictions",
+    "EBSLimits",
+    "GCEPDLimits",
+    "NodeVolumeLimits",
+    "AzureDiskLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "PodTopologySpread",
+    "InterPodAffinity",
+)
+
+
 def _v1beta2_defaults(minor: int) -> dict[str, Any]:
     """v1beta2 ``getDefaultPlugins`` (see the module docstring for the preFilter list)."""
 
-    def enabled(*plugins: dict[str, Any]) -> dict[str, Any]:
-        return {"enabled": list(plugins)}
-
     p = _plugin
     plugins: dict[str, Any] = {
-        "queueSort": enabled(p("PrioritySort")),
-        "preFilter": enabled(
+        "queueSort": _enabled(p("PrioritySort")),
+        "preFilter": _enabled(
             p("NodeResourcesFit"),
             p("NodePorts"),
             p("VolumeRestrictions"),
@@ -239,28 +261,12 @@ def _v1beta2_defaults(minor: int) -> dict[str, Any]:
             p("VolumeBinding"),
             p("NodeAffinity"),
         ),
-        "filter": enabled(
-            p("NodeUnschedulable"),
-            p("NodeName"),
-            p("TaintToleration"),
-            p("NodeAffinity"),
-            p("NodePorts"),
-            p("NodeResourcesFit"),
-            p("VolumeRestrictions"),
-            p("EBSLimits"),
-            p("GCEPDLimits"),
-            p("NodeVolumeLimits"),
-            p("AzureDiskLimits"),
-            p("VolumeBinding"),
-            p("VolumeZone"),
-            p("PodTopologySpread"),
-            p("InterPodAffinity"),
-        ),
-        "postFilter": enabled(p("DefaultPreemption")),
-        "preScore": enabled(
+        "filter": _enabled(*map(p, _FILTERS)),
+        "postFilter": _enabled(p("DefaultPreemption")),
+        "preScore": _enabled(
             p("InterPodAffinity"), p("PodTopologySpread"), p("TaintToleration"), p("NodeAffinity")
         ),
-        "score": enabled(
+        "score": _enabled(
             p("NodeResourcesBalancedAllocation", 1),
             p("ImageLocality", 1),
             p("InterPodAffinity", 1),
@@ -269,51 +275,32 @@ def _v1beta2_defaults(minor: int) -> dict[str, Any]:
             p("PodTopologySpread", 2),
             p("TaintToleration", 1),
         ),
-        "reserve": enabled(p("VolumeBinding")),
-        "preBind": enabled(p("VolumeBinding")),
-        "bind": enabled(p("DefaultBinder")),
+        "reserve": _enabled(p("VolumeBinding")),
+        "preBind": _enabled(p("VolumeBinding")),
+        "bind": _enabled(p("DefaultBinder")),
     }
     if minor >= 27:
-        plugins["preEnqueue"] = enabled(p("SchedulingGates"))
+        plugins["preEnqueue"] = _enabled(p("SchedulingGates"))
     return plugins
 
 
 def _v1beta1_defaults() -> dict[str, Any]:
     """``getDefaultConfig`` of ``pkg/scheduler/algorithmprovider/registry.go`` at v1.20.2."""
 
-    def enabled(*plugins: dict[str, Any]) -> dict[str, Any]:
-        return {"enabled": list(plugins)}
-
     p = _plugin
     return {
-        "queueSort": enabled(p("PrioritySort")),
-        "preFilter": enabled(
+        "queueSort": _enabled(p("PrioritySort")),
+        "preFilter": _enabled(
             p("NodeResourcesFit"),
             p("NodePorts"),
             p("PodTopologySpread"),
             p("InterPodAffinity"),
             p("VolumeBinding"),
         ),
-        "filter": enabled(
-            p("NodeUnschedulable"),
-            p("NodeName"),
-            p("TaintToleration"),
-            p("NodeAffinity"),
-            p("NodePorts"),
-            p("NodeResourcesFit"),
-            p("VolumeRestrictions"),
-            p("EBSLimits"),
-            p("GCEPDLimits"),
-            p("NodeVolumeLimits"),
-            p("AzureDiskLimits"),
-            p("VolumeBinding"),
-            p("VolumeZone"),
-            p("PodTopologySpread"),
-            p("InterPodAffinity"),
-        ),
-        "postFilter": enabled(p("DefaultPreemption")),
-        "preScore": enabled(p("InterPodAffinity"), p("PodTopologySpread"), p("TaintToleration")),
-        "score": enabled(
+        "filter": _enabled(*map(p, _FILTERS)),
+        "postFilter": _enabled(p("DefaultPreemption")),
+        "preScore": _enabled(p("InterPodAffinity"), p("PodTopologySpread"), p("TaintToleration")),
+        "score": _enabled(
             p("NodeResourcesBalancedAllocation", 1),
             p("ImageLocality", 1),
             p("InterPodAffinity", 1),
@@ -323,9 +310,9 @@ def _v1beta1_defaults() -> dict[str, Any]:
             p("PodTopologySpread", 2),
             p("TaintToleration", 1),
         ),
-        "reserve": enabled(p("VolumeBinding")),
-        "preBind": enabled(p("VolumeBinding")),
-        "bind": enabled(p("DefaultBinder")),
+        "reserve": _enabled(p("VolumeBinding")),
+        "preBind": _enabled(p("VolumeBinding")),
+        "bind": _enabled(p("DefaultBinder")),
     }
 
 
