@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.engine import EXTENDED_PROFILE
 from policy.clusters import engine
-from policy.clusters.models import Cluster
+from policy.clusters.models import Cluster, ClusterSnapshot
 from policy.clusters.services import record_snapshot
 from policy.core.caching import BuildCache
 from scoring.synthetic import generate_cluster
@@ -120,13 +120,19 @@ def _tracked(obj: object) -> bool:
     return any(o is obj for o in gc.get_objects())
 
 
-@pytest.mark.django_db
-def test_a_cached_snapshot_is_frozen_until_dropped() -> None:
-    cluster = Cluster.objects.create(name="frozen", kind="kubeconfig", kubeconfig_path="/k")
+def _stored(name: str) -> ClusterSnapshot:
+    """A small stored snapshot of a new cluster, with no engine state held yet."""
+    cluster = Cluster.objects.create(name=name, kind="kubeconfig", kubeconfig_path="/k")
     taken = datetime(2026, 11, 25, 10, 0, tzinfo=UTC)
     objects = generate_cluster(nodes=4, pods_per_node=2, pending_pods=1, seed=1, now=taken)
     stored = record_snapshot(cluster, objects, taken)
     engine.clear_caches()
+    return stored
+
+
+@pytest.mark.django_db
+def test_a_cached_snapshot_is_frozen_until_dropped() -> None:
+    stored = _stored("frozen")
     try:
         snapshot = engine.snapshot_for(stored)
         assert gc.get_freeze_count() > 0
@@ -140,11 +146,7 @@ def test_a_cached_snapshot_is_frozen_until_dropped() -> None:
 
 @pytest.mark.django_db
 def test_plugin_state_built_by_an_evaluation_is_frozen_with_its_snapshot() -> None:
-    cluster = Cluster.objects.create(name="frozen-state", kind="kubeconfig", kubeconfig_path="/k")
-    taken = datetime(2026, 11, 25, 10, 0, tzinfo=UTC)
-    objects = generate_cluster(nodes=4, pods_per_node=2, pending_pods=1, seed=1, now=taken)
-    stored = record_snapshot(cluster, objects, taken)
-    engine.clear_caches()
+    stored = _stored("frozen-state")
     try:
         snapshot = engine.snapshot_for(stored)
         scheduler = engine.engine_for(EXTENDED_PROFILE)
