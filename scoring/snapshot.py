@@ -704,9 +704,15 @@ class Snapshot:
     # -- labels -------------------------------------------------------------------------------
 
     def by_name(self) -> IntArray:
-        """Node indices in name order, and each node's place in it (``name_rank``): every
-        explanation lists nodes by name, and sorting 5,000 names for each one cost milliseconds.
-        Kept until nodes come or go (:attr:`layout`)."""
+        """Node indices in name order: every explanation lists nodes by name, and sorting
+        5,000 names for each one cost milliseconds. Kept until nodes come or go (:attr:`layout`)."""
+        return self._name_order()[0]
+
+    def name_rank(self) -> IntArray:
+        """Each node's place in name order (see :meth:`by_name`)."""
+        return self._name_order()[1]
+
+    def _name_order(self) -> tuple[IntArray, IntArray]:
         kept = self._by_name
         if kept is None or kept[0] != self.layout or len(kept[1]) != len(self.node_names):
             names = self.node_names
@@ -714,13 +720,7 @@ class Snapshot:
             rank = np.empty(len(order), dtype=np.int64)
             rank[order] = np.arange(len(order))
             kept = self._by_name = (self.layout, order, rank)
-        return kept[1]
-
-    def name_rank(self) -> IntArray:
-        """Each node's place in name order (see :meth:`by_name`)."""
-        self.by_name()
-        assert self._by_name is not None
-        return self._by_name[2]
+        return kept[1], kept[2]
 
     def label_column(self, key: str) -> LabelColumn:
         """Codes of label ``key`` per node, for vectorized selector matching."""
