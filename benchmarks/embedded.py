@@ -27,7 +27,15 @@ import threading
 import time
 from pathlib import Path
 
-from benchmarks.deployment import ROOT, SETUP, Client, percentiles, pod, rss_mib
+from benchmarks.deployment import (
+    ROOT,
+    SETUP,
+    Client,
+    first_views,
+    percentiles,
+    pod,
+    rss_mib,
+)
 
 
 def environment(database: Path, port: int) -> dict[str, str]:
@@ -94,13 +102,8 @@ def serve(env: dict[str, str], client: Client, args: argparse.Namespace) -> None
     try:
         wait_ready(client, server)
         cluster = client.call("GET", "/api/v1/clusters/")[1]["results"][0]["id"]
-        for label, path in (
-            ("dashboard", f"/?cluster={cluster}"),
-            ("evaluate form", f"/evaluate/?cluster={cluster}"),
-            ("node page", f"/clusters/{cluster}/nodes/general-b-0001/"),
-        ):
-            status, _, took = client.call("GET", path)
-            print(f"first {label}: {status} in {took * 1000:.0f} ms (server RSS {peak[0]:.0f} MiB)")
+        first_views(client, cluster)
+        print(f"server RSS after the first views: {rss_mib(server.pid):.0f} MiB")
         evaluations, details = [], []
         for k in range(args.evaluations):
             status, body, took = client.call(
