@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from policy import models as policy_models
 from policy.clusters.services import load_demo_cluster
@@ -105,7 +106,7 @@ def test_evaluate_a_pod_and_read_why_nodes_were_filtered(
     make_user("vera", Role.VIEWER)
     log_in(page, live_server, "vera")
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Evaluate").click()
-    assert page.title() == "Evaluate a pod · schedboard"
+    expect(page).to_have_title("Evaluate a pod · schedboard")
     page.get_by_label("Pod manifest (YAML or JSON)").fill(BIG_POD)
     screenshot(page, "evaluate")
     page.get_by_role("button", name="Evaluate").click()
@@ -152,7 +153,7 @@ def test_open_a_stored_decision_from_the_history(
     stored = evaluate_pod(cluster, pod, source=DecisionSource.API)
     log_in(page, live_server, "vera")
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Decisions").click()
-    assert page.title() == "Decisions · schedboard"
+    expect(page).to_have_title("Decisions · schedboard")
     page.get_by_label("Namespace").fill("shop")
     page.get_by_role("button", name="Filter").click()
     page.wait_for_url(re.compile(r"namespace=shop"))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from policy.accounts.changes import ChangeContext, history
 from policy.clusters.models import Cluster
@@ -104,7 +105,9 @@ def test_editor_fixes_an_invalid_threshold_previews_and_saves(
     assert change is not None and change.action == "update" and change.user_name == "eddie"
 
     page.get_by_role("link", name="History").click()
-    assert page.title() == "History of LoadAware args of profile default-scheduler · schedboard"
+    expect(page).to_have_title(
+        "History of LoadAware args of profile default-scheduler · schedboard"
+    )
     assert page.get_by_role("heading", name=re.compile(r"^v2 · Updated by eddie")).is_visible()
     assert page.get_by_role("button", name="Revert to v1").is_visible()
     screenshot(page, "policy-history-loadaware")

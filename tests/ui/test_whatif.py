@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from policy.clusters.models import Cluster
 from policy.clusters.services import load_demo_cluster
@@ -39,7 +40,7 @@ def test_editor_compares_the_stored_configuration_with_the_defaults(
     make_user("eve", Role.EDITOR)
     log_in(page, live_server, "eve")
     page.get_by_role("navigation", name="Main").get_by_role("link", name="What-if").click()
-    assert page.title() == "What-if · schedboard"
+    expect(page).to_have_title("What-if · schedboard")
     # The form starts with a sample workload, the stored configuration against the defaults.
     assert page.get_by_label("Manifests (YAML or JSON").input_value().count("kind: Deployment")
     baseline = page.get_by_role("group", name="Baseline (A)")
@@ -194,7 +195,7 @@ def test_an_error_is_summarised_at_the_top_focused_and_linked_to_its_field(
     make_user("eve", Role.EDITOR)
     log_in(page, live_server, "eve")
     _submit_a_bad_candidate(page, live_server)
-    assert page.title() == "Error: What-if · schedboard"
+    expect(page).to_have_title("Error: What-if · schedboard")
     summary = page.locator("#error-summary")
     assert summary.get_attribute("role") == "alert"
     assert "1 problem: the comparison was not started" in summary.inner_text()
