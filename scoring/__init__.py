@@ -79,7 +79,8 @@ from scoring.goint import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, fits_int64
 from scoring.inputs import load_json, load_yaml
 from scoring.k8s_names import is_dns1123_subdomain, is_label_key
 from scoring.loading import flatten, parse_documents
-from scoring.objects import DEFAULT_SCHEDULER, ObjectError, Pod, parse_node, parse_pod
+from scoring.object_fields import ObjectError
+from scoring.objects import DEFAULT_SCHEDULER, Pod, parse_node, parse_pod
 from scoring.plugins.limitaware.limits import pod_limits
 from scoring.plugins.loadaware.args import AGGREGATION_TYPES, DEFAULT_NODE_METRIC_EXPIRATION_SECONDS
 from scoring.plugins.loadaware.args import ARGS_KIND as LOADAWARE_ARGS_KIND

@@ -1,112 +1,46 @@
 """Typed views of the Kubernetes objects the engine reads (v1 Node and Pod).
 
 Objects arrive as the JSON that ``kubectl get -o json`` prints. Parsing validates what the engine
-relies on and raises :class:`ObjectError` naming the object and the field, so a bad manifest is a
-clear input error rather than a crash deep inside a plugin. Quantities are kept exact
-(integer nano-units) until a plugin asks for the integer the scheduler uses.
+relies on (:mod:`scoring.object_fields`); a pod's containers are :mod:`scoring.containers`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from sys import intern
+from typing import Any
 
 from scoring import podresources
-from scoring.errors import InputError
-from scoring.goint import INT64_MAX, fits_int64
+from scoring.containers import (
+    Container,
+    ContainerPort,
+    PodResources,
+    parse_container,
+    pod_resources,
+)
+from scoring.goint import INT64_MAX
 from scoring.lazy import cached_property
-from scoring.quantity import QuantityError, parse_nanos, scheduler_amount
+from scoring.object_fields import (
+    ObjectError,
+    ResourceList,
+    as_list,
+    describe,
+    mapping,
+    parse_resource_list,
+)
+from scoring.packed import Packed, pack, unpack
+from scoring.sharing import EMPTY, ConditionTriple, condition_triples, shared, string_map
 from scoring.timeutil import parse_time
-
-
-def _by_constructor(self: Any) -> tuple[type, tuple[Any, ...]]:
-    """``__reduce__`` of a frozen slotted dataclass: its fields, given back to its constructor.
-    The dataclass default restores slots in Python, field by field; a stored engine snapshot
-    (policy.clusters.prepared_engine) holds 200,000 of these on 5,000 nodes, and loads in
-    two-thirds of the time this way."""
-    return type(self), tuple(getattr(self, name) for name in self.__slots__)
-
-
-_RAW_JSON = "_raw_json"  # a pickled Pod's raw object, as JSON text (Pod.__getstate__)
-
-ResourceList = dict[str, int]  # exact quantities in nano-units (see quantity.parse_nanos)
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 DEFAULT_SCHEDULER = "default-scheduler"
 
 
-class ObjectError(InputError):
-    """A Kubernetes object the engine cannot read; the message names object and field."""
-
-
-def _describe(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
-    name = meta.get("name", "<unnamed>")
-    ns = meta.get("namespace")
-    return f"{obj.get('kind', 'object')} {ns + '/' if ns else ''}{name}"
-
-
-def _mapping(obj: Mapping[str, Any], value: Any, path: str) -> Mapping[str, Any]:
-    if type(value) is dict:  # decoded JSON: skips the slow ABC check (millions of calls)
-        return value
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ObjectError(f"{_describe(obj)}: {path}: expected an object, got {value!r}")
-    return value
-
-
-def _list(obj: Mapping[str, Any], value: Any, path: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ObjectError(f"{_describe(obj)}: {path}: expected a list, got {value!r}")
-    return value
-
-
-def parse_resource_list(obj: Mapping[str, Any], value: Any, path: str) -> ResourceList:
-    """Parse a ``ResourceList`` (name → quantity), naming the field on a bad quantity.
-
-    As the API server validates them (``ValidateResourceQuantityValue``), amounts are never
-    negative; and each must fit the int64 the scheduler counts it in (millicores for cpu,
-    whole units otherwise), or no sum over it means anything.
-    """
-    out: ResourceList = {}
-    for name, raw in _mapping(obj, value, path).items():
-        name = str(name)
-        checked = _checked_text(name, raw) if type(raw) is str else _checked(name, raw)
-        if isinstance(checked, str):
-            raise ObjectError(f"{_describe(obj)}: {path}.{name}: {checked}")
-        out[name] = checked
-    return out
-
-
-def _checked(name: str, raw: Any) -> int | str:
-    """The amount in nano-units, or why it is refused."""
-    try:
-        nanos = parse_nanos(raw)
-    except QuantityError as exc:
-        return str(exc)
-    if nanos < 0:
-        return "must be greater than or equal to 0"
-    if not fits_int64(scheduler_amount(name, nanos)):
-        unit = "millicores" if name == "cpu" else "units"
-        return f"{raw} is more than the scheduler can count ({INT64_MAX} {unit})"
-    return nanos
-
-
-# Pods repeat a few (name, quantity) pairs: 140,000 resource lists of a 5,000-node cluster.
-_checked_text = lru_cache(maxsize=65536)(_checked)
-
-
 @dataclass(frozen=True, slots=True)
 class Taint:
-    __reduce__ = _by_constructor
-
     key: str
     value: str
     effect: str
@@ -114,8 +48,6 @@ class Taint:
 
 @dataclass(frozen=True, slots=True)
 class Toleration:
-    __reduce__ = _by_constructor
-
     key: str
     operator: str
     value: str
@@ -133,75 +65,17 @@ class Toleration:
 
 
 @dataclass(frozen=True, slots=True)
-class ContainerPort:
-    __reduce__ = _by_constructor
-
-    host_port: int
-    protocol: str
-    host_ip: str
-
-
-@dataclass(frozen=True, slots=True)
-class Container:
-    __reduce__ = _by_constructor
-
-    name: str
-    image: str
-    requests: ResourceList
-    limits: ResourceList
-    ports: tuple[ContainerPort, ...]
-    restartable: bool  # an init container with restartPolicy: Always (a sidecar)
-
-
-def _parse_container(
-    obj: Mapping[str, Any], raw: Any, path: str, *, host_network: bool = False
-) -> Container:
-    spec = _mapping(obj, raw, path)
-    resources = _mapping(obj, spec.get("resources"), f"{path}.resources")
-    requests = parse_resource_list(obj, resources.get("requests"), f"{path}.resources.requests")
-    limits = parse_resource_list(obj, resources.get("limits"), f"{path}.resources.limits")
-    # API-server defaulting (pkg/apis/core/v1/defaults.go SetDefaults_Container... via
-    # defaultRequests): a limit without a request defaults the request to the limit.
-    for name, amount in limits.items():
-        requests.setdefault(name, amount)
-    ports = []
-    for j, port in enumerate(_list(obj, spec.get("ports"), f"{path}.ports")):
-        port = _mapping(obj, port, f"{path}.ports[{j}]")
-        host_port = port.get("hostPort") or 0
-        if host_network and not host_port:
-            # SetDefaults_PodSpec / defaultHostNetworkPorts (pkg/apis/core/v1/defaults.go):
-            # with hostNetwork every container port is also a host port.
-            host_port = port.get("containerPort") or 0
-        if not isinstance(host_port, int) or not 0 <= host_port <= 65535:
-            where = f"{_describe(obj)}: {path}.ports[{j}].hostPort"
-            raise ObjectError(f"{where}: invalid {host_port!r}")
-        if host_port:
-            protocol = str(port.get("protocol") or "TCP")
-            ports.append(ContainerPort(host_port, protocol, str(port.get("hostIP") or "")))
-    image = spec.get("image") or ""
-    if not isinstance(image, str):
-        raise ObjectError(f"{_describe(obj)}: {path}.image: expected a string, got {image!r}")
-    return Container(
-        name=str(spec.get("name", "")),
-        image=image,
-        requests=requests,
-        limits=limits,
-        ports=tuple(ports),
-        restartable=spec.get("restartPolicy") == "Always",
-    )
-
-
-@dataclass(frozen=True, slots=True)
 class Condition:
-    __reduce__ = _by_constructor
-
     status: str
     last_transition: datetime | None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Pod:
-    """A v1 Pod reduced to the fields scheduling depends on (plus the raw object)."""
+    """A v1 Pod reduced to the fields scheduling depends on (plus the object as read).
+
+    Slotted, and its resource values shared with its replicas: a 5,000-node cluster has 40,000.
+    """
 
     namespace: str
     name: str
@@ -215,20 +89,60 @@ class Pod:
     node_selector: Mapping[str, str]
     affinity: Mapping[str, Any]
     tolerations: tuple[Toleration, ...]
-    containers: tuple[Container, ...]
-    init_containers: tuple[Container, ...]
-    overhead: ResourceList
+    resources: PodResources
     owner_references: tuple[Mapping[str, Any], ...]
     status_qos_class: str
-    raw: Mapping[str, Any] = field(repr=False)
+    # The object as read (:attr:`raw`), packed: read seldom, and most of a Pod's memory. None
+    # for the bound pods of a snapshot, which nothing reads it of (:func:`parse_cluster_pod`).
+    source: Packed | None = field(repr=False)
     # ``spec.topologySpreadConstraints`` as given (PodTopologySpread parses them per cycle).
     topology_spread_constraints: tuple[Mapping[str, Any], ...] = ()
+    terminating: bool = False  # ``metadata.deletionTimestamp`` is set
+    creation_timestamp: str = ""
+    volumes: tuple[Mapping[str, Any], ...] = ()  # ``spec.volumes`` (the descheduler reads them)
+    # ``status.conditions``: shared (type, status, time) triples when well formed
+    # (:func:`sharing.condition_triples`), else as given; parsed on use.
+    status_conditions: Any = field(default=None, repr=False)
 
-    @cached_property
+    @property
+    def raw(self) -> Mapping[str, Any]:
+        """The object as read: a new copy on each use (callers may keep or change it)."""
+        if self.source is None:
+            raise LookupError(f"Pod {self.key}: a snapshot keeps pending pods' manifests only")
+        return unpack(self.source)
+
+    @property
     def conditions(self) -> Mapping[str, Condition]:
-        """Status conditions by type; parsed on first use (only load-aware plugins read them)."""
-        status = _mapping(self.raw, self.raw.get("status"), "status")
-        return _parse_conditions(self.raw, status.get("conditions"))
+        """Status conditions by type, parsed on each use (kept parsed, 40,000 pods' would cost
+        tens of MiB for the one plugin that reads them, once per pod)."""
+        given = self.status_conditions
+        if type(given) is tuple:
+            try:
+                return _conditions_of(given)
+            except ValueError:  # a bad time: named below
+                given = [
+                    dict(zip(("type", "status", "lastTransitionTime"), t, strict=True))
+                    for t in given
+                ]
+        described = {"kind": "Pod", "metadata": {"namespace": self.namespace, "name": self.name}}
+        return _parse_conditions(described, given)
+
+    def condition(self, kind: str) -> Condition | None:
+        """The status condition of type ``kind`` (the last one given, as :attr:`conditions`)."""
+        given = self.status_conditions
+        if type(given) is tuple:
+            found = None
+            for triple in given:
+                if triple[0] == kind:
+                    found = triple
+            if found is None:
+                return None
+            stamp = found[2]
+            try:
+                return _condition(str(found[1]), parse_time(stamp) if stamp else None)
+            except ValueError:
+                pass  # named below
+        return self.conditions.get(kind)
 
     @property
     def key(self) -> str:
@@ -238,74 +152,53 @@ class Pod:
     def is_terminal(self) -> bool:
         return self.phase in TERMINAL_PHASES
 
-    @cached_property
+    @property
+    def containers(self) -> tuple[Container, ...]:
+        return self.resources.containers
+
+    @property
+    def init_containers(self) -> tuple[Container, ...]:
+        return self.resources.init_containers
+
+    @property
+    def overhead(self) -> ResourceList:
+        return self.resources.overhead
+
+    @property
     def requests(self) -> dict[str, int]:
         """Scheduler-integer requests (``PodRequests``): cpu in millicores, others ``Value()``."""
-        return podresources.to_amounts(podresources.pod_requests(self))
+        return self.resources.requests
 
-    @cached_property
+    @property
     def non_zero_requests(self) -> tuple[int, int]:
         """(cpu millicores, memory bytes) with 100m / 200Mi for containers missing the key."""
-        return podresources.non_zero_cpu_memory(self)
+        return self.resources.non_zero_requests
 
-    @cached_property
+    @property
     def limits(self) -> dict[str, int]:
         """Scheduler-integer limits (``PodLimits``)."""
-        return podresources.to_amounts(podresources.pod_limits(self))
+        return self.resources.limits
 
-    @cached_property
+    @property
     def qos_class(self) -> str:
         """``status.qosClass`` when set, else computed by the Kubernetes QoS rules."""
-        return self.status_qos_class or podresources.compute_qos(self)
+        return self.status_qos_class or self.resources.qos_class
 
-    @cached_property
+    @property
     def host_ports(self) -> tuple[ContainerPort, ...]:
         """``schedutil.GetHostPorts``: sidecar (restartable) init containers, then containers."""
-        sidecars = tuple(c for c in self.init_containers if c.restartable)
-        return tuple(p for c in (*sidecars, *self.containers) for p in c.ports)
-
-    @cached_property
-    def terminating(self) -> bool:
-        """``metadata.deletionTimestamp`` is set (PodTopologySpread does not count such pods)."""
-        meta = self.raw.get("metadata")
-        return isinstance(meta, Mapping) and meta.get("deletionTimestamp") is not None
+        return self.resources.host_ports
 
     @property
     def controller(self) -> Mapping[str, Any] | None:
         """The ownerReference with ``controller: true``, if any."""
         return next((o for o in self.owner_references if o.get("controller")), None)
 
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickled (a prepared engine snapshot, policy/clusters/prepared_engine.py) with the
-        raw object as JSON text, parsed again on first use: 40,000 pods' objects are a third
-        of a 5,000-node snapshot's pickle and 40% of its loading time, and a parsed pod whose
-        derived values were computed seldom reads them again."""
-        state = dict(self.__dict__)
-        if _RAW_JSON in state:  # unpickled so: the text is the raw object still
-            state.pop("raw", None)
-            return state
-        try:
-            state[_RAW_JSON] = json.dumps(state["raw"], separators=(",", ":"))
-        except (TypeError, ValueError):  # not JSON (a YAML timestamp, say): kept as it is
-            return state
-        # (Stored snapshots' objects are decoded JSON, so the text gives back an equal object;
-        # only a non-string key, which YAML allows and JSON does not, would come back as text.)
-        del state["raw"]
-        return state
-
-    if not TYPE_CHECKING:  # (for the type checker, ``raw`` is the field above)
-
-        def __getattr__(self, name: str) -> Any:
-            """``raw`` of a pod unpickled with it as JSON text (:meth:`__getstate__`)."""
-            if name != "raw" or _RAW_JSON not in self.__dict__:
-                raise AttributeError(name)  # (unpickling asks for __setstate__ 40,000 times)
-            return self.__dict__.setdefault("raw", json.loads(self.__dict__[_RAW_JSON]))
-
 
 def _parse_tolerations(obj: Mapping[str, Any], raw: Any) -> tuple[Toleration, ...]:
     out = []
-    for i, item in enumerate(_list(obj, raw, "spec.tolerations")):
-        t = _mapping(obj, item, f"spec.tolerations[{i}]")
+    for i, item in enumerate(as_list(obj, raw, "spec.tolerations")):
+        t = mapping(obj, item, f"spec.tolerations[{i}]")
         out.append(
             Toleration(
                 key=str(t.get("key") or ""),
@@ -317,15 +210,23 @@ def _parse_tolerations(obj: Mapping[str, Any], raw: Any) -> tuple[Toleration, ..
     return tuple(out)
 
 
+def _conditions_of(triples: tuple[ConditionTriple, ...]) -> dict[str, Condition]:
+    """Parsed conditions, one dict per distinct set (``ValueError`` on a bad time)."""
+    return {
+        str(kind): _condition(str(status), parse_time(stamp) if stamp else None)
+        for kind, status, stamp in triples
+    }
+
+
 def _parse_conditions(obj: Mapping[str, Any], raw: Any) -> dict[str, Condition]:
     out = {}
-    for i, item in enumerate(_list(obj, raw, "status.conditions")):
-        c = _mapping(obj, item, f"status.conditions[{i}]")
+    for i, item in enumerate(as_list(obj, raw, "status.conditions")):
+        c = mapping(obj, item, f"status.conditions[{i}]")
         stamp = c.get("lastTransitionTime")
         try:
             when = parse_time(stamp) if stamp else None
         except ValueError as exc:
-            raise ObjectError(f"{_describe(obj)}: status.conditions[{i}]: {exc}") from None
+            raise ObjectError(f"{describe(obj)}: status.conditions[{i}]: {exc}") from None
         out[str(c.get("type", ""))] = _condition(str(c.get("status", "")), when)
     return out
 
@@ -335,65 +236,89 @@ def _parse_conditions(obj: Mapping[str, Any], raw: Any) -> dict[str, Condition]:
 _condition = lru_cache(maxsize=65536)(Condition)
 
 
-def parse_pod(obj: Mapping[str, Any]) -> Pod:
-    """Read a v1 Pod; raises :class:`ObjectError` naming the field on bad input."""
-    meta = _mapping(obj, obj.get("metadata"), "metadata")
-    spec = _mapping(obj, obj.get("spec"), "spec")
-    status = _mapping(obj, obj.get("status"), "status")
+def parse_pod(obj: Mapping[str, Any], *, keep_source: bool = True) -> Pod:
+    """Read a v1 Pod; raises :class:`ObjectError` naming the field on bad input.
+
+    ``keep_source=False``: without the object as read (:attr:`Pod.raw`), as a snapshot holds its
+    bound pods (:func:`parse_cluster_pod`).
+    """
+    meta = mapping(obj, obj.get("metadata"), "metadata")
+    spec = mapping(obj, obj.get("spec"), "spec")
+    status = mapping(obj, obj.get("status"), "status")
     if not meta.get("name"):
-        raise ObjectError(f"{_describe(obj)}: metadata.name: required")
+        raise ObjectError(f"{describe(obj)}: metadata.name: required")
     host_network = bool(spec.get("hostNetwork"))
     priority = spec.get("priority")
     if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
-        raise ObjectError(f"{_describe(obj)}: spec.priority: expected an integer, got {priority!r}")
+        raise ObjectError(f"{describe(obj)}: spec.priority: expected an integer, got {priority!r}")
     return Pod(
-        namespace=str(meta.get("namespace") or "default"),
-        name=str(meta["name"]),
-        uid=str(meta.get("uid") or ""),
-        labels={str(k): str(v) for k, v in _mapping(obj, meta.get("labels"), "labels").items()},
-        annotations={
-            str(k): str(v)
-            for k, v in _mapping(obj, meta.get("annotations"), "metadata.annotations").items()
-        },
-        node_name=str(spec.get("nodeName") or ""),
-        scheduler_name=str(spec.get("schedulerName") or DEFAULT_SCHEDULER),
+        # Interned: LoadAware's NodeMetrics name every pod again (one string each, not two).
+        namespace=intern(str(meta.get("namespace") or "default")),
+        name=intern(str(meta["name"])),
+        uid=str(meta.get("uid") or ""),  # (unique: not worth interning)
+        labels=string_map(mapping(obj, meta.get("labels"), "labels")),
+        annotations=string_map(mapping(obj, meta.get("annotations"), "metadata.annotations")),
+        node_name=intern(str(spec.get("nodeName") or "")),
+        scheduler_name=intern(str(spec.get("schedulerName") or DEFAULT_SCHEDULER)),
         priority=priority,
-        phase=str(status.get("phase") or ""),
-        node_selector={
-            str(k): str(v)
-            for k, v in _mapping(obj, spec.get("nodeSelector"), "spec.nodeSelector").items()
-        },
-        affinity=_mapping(obj, spec.get("affinity"), "spec.affinity"),
+        phase=intern(str(status.get("phase") or "")),
+        node_selector=string_map(mapping(obj, spec.get("nodeSelector"), "spec.nodeSelector")),
+        affinity=shared(mapping(obj, spec.get("affinity"), "spec.affinity")) or EMPTY,
         tolerations=_parse_tolerations(obj, spec.get("tolerations")),
-        containers=tuple(
-            _parse_container(obj, c, f"spec.containers[{i}]", host_network=host_network)
-            for i, c in enumerate(_list(obj, spec.get("containers"), "spec.containers"))
+        resources=pod_resources(
+            tuple(
+                parse_container(obj, c, f"spec.containers[{i}]", host_network=host_network)
+                for i, c in enumerate(as_list(obj, spec.get("containers"), "spec.containers"))
+            ),
+            tuple(
+                parse_container(obj, c, f"spec.initContainers[{i}]", host_network=host_network)
+                for i, c in enumerate(
+                    as_list(obj, spec.get("initContainers"), "spec.initContainers")
+                )
+            ),
+            parse_resource_list(obj, spec.get("overhead"), "spec.overhead"),
         ),
-        init_containers=tuple(
-            _parse_container(obj, c, f"spec.initContainers[{i}]", host_network=host_network)
-            for i, c in enumerate(_list(obj, spec.get("initContainers"), "spec.initContainers"))
-        ),
-        overhead=parse_resource_list(obj, spec.get("overhead"), "spec.overhead"),
         owner_references=tuple(
-            _mapping(obj, o, f"metadata.ownerReferences[{i}]")
-            for i, o in enumerate(_list(obj, meta.get("ownerReferences"), "ownerReferences"))
+            shared(mapping(obj, o, f"metadata.ownerReferences[{i}]"))
+            for i, o in enumerate(as_list(obj, meta.get("ownerReferences"), "ownerReferences"))
         ),
-        status_qos_class=str(status.get("qosClass") or ""),
-        raw=obj,
+        status_qos_class=intern(str(status.get("qosClass") or "")),
+        source=pack(obj) if keep_source else None,
         topology_spread_constraints=tuple(
-            _mapping(obj, c, f"spec.topologySpreadConstraints[{i}]")
+            shared(mapping(obj, c, f"spec.topologySpreadConstraints[{i}]"))
             for i, c in enumerate(
-                _list(obj, spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints")
+                as_list(
+                    obj, spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"
+                )
             )
         ),
+        terminating=meta.get("deletionTimestamp") is not None,
+        creation_timestamp=intern(str(meta.get("creationTimestamp") or "")),
+        volumes=_volumes(spec.get("volumes")),
+        status_conditions=condition_triples(status.get("conditions")),
     )
+
+
+def parse_cluster_pod(obj: Mapping[str, Any]) -> Pod:
+    """A pod of a cluster snapshot: a bound pod without the object as read (40,000 manifests
+    that nothing reads are most of a 5,000-node snapshot's memory and of its build time), a
+    pending one with it (it is offered to evaluate and what-if as it is)."""
+    spec = obj.get("spec")
+    bound = isinstance(spec, Mapping) and bool(spec.get("nodeName"))
+    return parse_pod(obj, keep_source=not bound)
+
+
+def _volumes(value: Any) -> tuple[Mapping[str, Any], ...]:
+    """``spec.volumes`` as given, skipping what is not an object (the descheduler reads them
+    leniently, as it always has)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(shared(v) for v in value if isinstance(v, Mapping))
 
 
 @dataclass(frozen=True, slots=True)
 class NodeImage:
     """One entry of ``status.images``: every name the image is known by, and its size."""
-
-    __reduce__ = _by_constructor
 
     names: tuple[str, ...]
     size_bytes: int
@@ -410,7 +335,14 @@ class Node:
     taints: tuple[Taint, ...]
     allocatable: ResourceList
     images: tuple[NodeImage, ...]
-    raw: Mapping[str, Any] = field(repr=False)
+    # The object as read (:attr:`raw`), packed, as a Pod's.
+    source: Packed = field(repr=False)
+    ready: bool = True  # no ``Ready`` condition that is not ``True`` (``nodeutil.IsReady``)
+
+    @property
+    def raw(self) -> Mapping[str, Any]:
+        """The object as read: a new copy on each use (callers may keep or change it)."""
+        return unpack(self.source)
 
     @cached_property
     def amounts(self) -> dict[str, int]:
@@ -420,30 +352,43 @@ class Node:
 
 def parse_node(obj: Mapping[str, Any]) -> Node:
     """Read a v1 Node; raises :class:`ObjectError` naming the field on bad input."""
-    meta = _mapping(obj, obj.get("metadata"), "metadata")
-    spec = _mapping(obj, obj.get("spec"), "spec")
-    status = _mapping(obj, obj.get("status"), "status")
+    meta = mapping(obj, obj.get("metadata"), "metadata")
+    spec = mapping(obj, obj.get("spec"), "spec")
+    status = mapping(obj, obj.get("status"), "status")
     if not meta.get("name"):
-        raise ObjectError(f"{_describe(obj)}: metadata.name: required")
+        raise ObjectError(f"{describe(obj)}: metadata.name: required")
     taints = []
-    for i, item in enumerate(_list(obj, spec.get("taints"), "spec.taints")):
-        t = _mapping(obj, item, f"spec.taints[{i}]")
+    for i, item in enumerate(as_list(obj, spec.get("taints"), "spec.taints")):
+        t = mapping(obj, item, f"spec.taints[{i}]")
         if not t.get("key") or not t.get("effect"):
-            raise ObjectError(f"{_describe(obj)}: spec.taints[{i}]: key and effect are required")
+            raise ObjectError(f"{describe(obj)}: spec.taints[{i}]: key and effect are required")
         taints.append(Taint(str(t["key"]), str(t.get("value") or ""), str(t["effect"])))
     # The scheduler reads status.allocatable only (NodeInfo.SetNode); capacity is ignored.
     return Node(
         name=str(meta["name"]),
-        labels={str(k): str(v) for k, v in _mapping(obj, meta.get("labels"), "labels").items()},
+        labels={str(k): str(v) for k, v in mapping(obj, meta.get("labels"), "labels").items()},
         annotations={
             str(k): str(v)
-            for k, v in _mapping(obj, meta.get("annotations"), "metadata.annotations").items()
+            for k, v in mapping(obj, meta.get("annotations"), "metadata.annotations").items()
         },
         unschedulable=bool(spec.get("unschedulable")),
         taints=tuple(taints),
         allocatable=parse_resource_list(obj, status.get("allocatable"), "status.allocatable"),
         images=_parse_images(obj, status.get("images")),
-        raw=obj,
+        source=pack(obj),
+        ready=_ready(status.get("conditions")),
+    )
+
+
+def _ready(conditions: Any) -> bool:
+    """Every ``Ready`` condition is ``True`` (none counts as ready), read leniently as the
+    descheduler's ``nodeutil.ReadyNodes`` does."""
+    if not isinstance(conditions, list):
+        return True
+    return all(
+        c.get("status") == "True"
+        for c in conditions
+        if isinstance(c, Mapping) and c.get("type") == "Ready"
     )
 
 
@@ -451,19 +396,19 @@ def _parse_images(obj: Mapping[str, Any], raw: Any) -> tuple[NodeImage, ...]:
     """``status.images`` (``[]ContainerImage``): names are strings, ``sizeBytes`` an int64 >= 0
     (omitted means 0, as Go's zero value)."""
     images = []
-    for i, item in enumerate(_list(obj, raw, "status.images")):
+    for i, item in enumerate(as_list(obj, raw, "status.images")):
         path = f"status.images[{i}]"
-        entry = _mapping(obj, item, path)
-        names = _list(obj, entry.get("names"), f"{path}.names")
+        entry = mapping(obj, item, path)
+        names = as_list(obj, entry.get("names"), f"{path}.names")
         for j, name in enumerate(names):
             if not isinstance(name, str):
                 raise ObjectError(
-                    f"{_describe(obj)}: {path}.names[{j}]: expected a string, got {name!r}"
+                    f"{describe(obj)}: {path}.names[{j}]: expected a string, got {name!r}"
                 )
         size = entry.get("sizeBytes") or 0
         if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= INT64_MAX:
             raise ObjectError(
-                f"{_describe(obj)}: {path}.sizeBytes: expected an integer from 0 to "
+                f"{describe(obj)}: {path}.sizeBytes: expected an integer from 0 to "
                 f"{INT64_MAX}, got {size!r}"
             )
         images.append(NodeImage(tuple(names), size))

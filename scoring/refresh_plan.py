@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scoring.clusterobjects import KINDS as CLUSTER_OBJECT_KINDS
-from scoring.objects import Node, Pod, parse_node, parse_pod
-from scoring.sharing import Sharer
+from scoring.objects import Node, Pod, parse_cluster_pod, parse_node
 
 NODE_METRIC = ("slo.koordinator.sh", "NodeMetric")
 NODE_RESOURCE_TOPOLOGY = ("topology.node.k8s.io", "NodeResourceTopology")
@@ -58,24 +57,21 @@ class RefreshPlan:
 def plan_refresh(put: Iterable[Mapping[str, Any]], delete: Iterable[Sequence[str]]) -> RefreshPlan:
     """Sort ``delete`` references (kind, namespace, name) and ``put`` objects by kind."""
     plan = RefreshPlan()
-    sharer = Sharer()  # the replicas a refresh brings share their equal parts
     for ref in delete:
         kind, namespace, name = (str(part) for part in ref)
         _plan_delete(plan, kind, namespace, name)
     for obj in put:
         meta = obj.get("metadata") or {}
         kind, name = str(obj.get("kind", "")), str(meta.get("name") or "")
-        _plan_put(plan, api_group(kind, str(obj.get("apiVersion", ""))), name, obj, sharer)
+        _plan_put(plan, api_group(kind, str(obj.get("apiVersion", ""))), name, obj)
     return plan
 
 
-def _plan_put(
-    plan: RefreshPlan, group: tuple[str, str], name: str, obj: Mapping[str, Any], sharer: Sharer
-) -> None:
+def _plan_put(plan: RefreshPlan, group: tuple[str, str], name: str, obj: Mapping[str, Any]) -> None:
     if group == ("", "Node"):
         plan.nodes.append(parse_node(obj))
     elif group == ("", "Pod"):
-        plan.pods.append(parse_pod(sharer.pod(obj)))
+        plan.pods.append(parse_cluster_pod(obj))
     elif group == NODE_METRIC:
         plan.node_metrics[name] = obj
     elif group == NODE_RESOURCE_TOPOLOGY:

@@ -1,48 +1,78 @@
-"""Equal parts of many Pods held once: the replicas of one workload repeat their containers,
-labels, owner references and tolerations, and every Pod repeats the same few strings.
+"""Equal parts of many Pods held once: the replicas of one workload repeat their owner
+references, affinity, labels, resources and condition times, and decoded JSON gives each Pod its
+own copy of all of it. At 5,000 nodes and 40,000 Pods those copies were about a third of an
+engine snapshot's memory (docs/benchmarks.md).
 
-Decoded JSON gives each Pod its own copy of all of it: at 5,000 nodes and 40,000 Pods those
-copies are about a third of an engine snapshot's memory (docs/benchmarks.md). A
-:class:`Sharer` gives back each Pod with the values of its sections (``metadata``, ``spec``,
-``status``) replaced by the first equal value it saw: equal as JSON text, so key order and
-types are kept, and the Pod reads the same. The objects given are not changed; the shared
-values are read-only from then on, as every object in a snapshot is.
+Each helper gives back, for a value, the first equal one it saw recently (a bounded table, so a
+long-running engine does not keep every value it ever saw). The values are read-only from then
+on, as everything in a snapshot is.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
+_decoded = lru_cache(maxsize=65536)(json.loads)
 
-class Sharer:
-    """Shares the values of the Pods given to :meth:`pod` with each other. Its memory (one
-    JSON text per distinct value) goes with it: make one per batch of objects."""
 
-    def __init__(self) -> None:
-        self._values: dict[str, Any] = {}
-        self._strings: dict[str, str] = {}
-
-    def pod(self, obj: Mapping[str, Any]) -> Mapping[str, Any]:
-        """``obj`` (a Pod) with its sections' values shared."""
-        return {name: self._section(section) for name, section in obj.items()}
-
-    def _section(self, section: Any) -> Any:
-        if type(section) is not dict:
-            return self._value(section)
-        return {key: self._value(value) for key, value in section.items()}
-
-    def _value(self, value: Any) -> Any:
-        kind = type(value)
-        if kind is str:
-            return self._strings.setdefault(value, value)
-        if kind is dict or kind is list:
-            try:
-                text = _encode(value)
-            except (TypeError, ValueError, RecursionError):
-                return value  # not JSON (a YAML date, say): kept as it is, not shared
-            return self._values.setdefault(text, value)
+def shared(value: Any) -> Any:
+    """A value equal to ``value`` as JSON (key order and number types kept), the same object for
+    equal values; a value JSON cannot hold (a date read from YAML) is kept as it is."""
+    if not value:
         return value
+    try:
+        text = _encode(value)
+    except (TypeError, ValueError, RecursionError):
+        return value
+    return _decoded(text)
+
+
+EMPTY: Mapping[str, Any] = {}  # the one empty map pods without labels, selectors... share
+
+ConditionTriple = tuple[Any, Any, Any]  # (type, status, lastTransitionTime) as given
+
+
+@lru_cache(maxsize=65536)
+def _string_map(items: tuple[tuple[str, str], ...]) -> Mapping[str, str]:
+    return dict(items)
+
+
+def string_map(value: Mapping[Any, Any]) -> Mapping[str, str]:
+    """``value`` with keys and values as strings (labels, annotations, a node selector), the
+    same object for equal maps."""
+    if not value:
+        return EMPTY
+    return _string_map(tuple((str(k), str(v)) for k, v in value.items()))
+
+
+_triple = lru_cache(maxsize=65536)(lambda triple: triple)
+_triples = lru_cache(maxsize=65536)(lambda triples: triples)
+
+
+def condition_triples(value: Any) -> Any:
+    """``status.conditions`` as shared ``(type, status, lastTransitionTime)`` triples, or as
+    given when an entry is not an object of strings (whoever parses it names the field)."""
+    if type(value) is not list:
+        return value
+    out = []
+    for entry in value:
+        if type(entry) is not dict:
+            return value
+        kind, status, stamp = (
+            entry.get("type", ""),
+            entry.get("status", ""),
+            entry.get("lastTransitionTime"),
+        )
+        if (
+            type(kind) is not str
+            or type(status) is not str
+            or not (stamp is None or type(stamp) is str)
+        ):
+            return value
+        out.append(_triple((kind, status, stamp)))
+    return _triples(tuple(out))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import gc
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -21,9 +21,9 @@ import numpy.typing as npt
 
 from scoring.clusterobjects import KINDS as CLUSTER_OBJECT_KINDS
 from scoring.clusterobjects import ClusterObjects
-from scoring.objects import Node, Pod, Taint, parse_node, parse_pod
+from scoring.objects import Node, Pod, Taint, parse_cluster_pod, parse_node
+from scoring.packed import PackedObjects
 from scoring.refresh_plan import PodKey, RefreshPlan, api_group, plan_refresh, pod_key
-from scoring.sharing import Sharer
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -152,8 +152,9 @@ class Snapshot:
         self.cluster_objects = cluster_objects or ClusterObjects()
         self.node_names = [n.name for n in nodes]
         self.index = {name: i for i, name in enumerate(self.node_names)}
-        self.node_metrics: dict[str, Mapping[str, Any]] = dict(node_metrics or {})
-        self.topologies: dict[str, Mapping[str, Any]] = dict(topologies or {})
+        # Read when plugin state is built or a page shows one: held packed (scoring.packed).
+        self.node_metrics: MutableMapping[str, Mapping[str, Any]] = PackedObjects(node_metrics)
+        self.topologies: MutableMapping[str, Mapping[str, Any]] = PackedObjects(topologies)
         self.pending: list[Pod] = []
         self.pods_on_node: list[list[Pod]] = [[] for _ in nodes]
         self.unbound: list[Pod] = []  # bound to a node the snapshot does not have
@@ -188,7 +189,6 @@ class Snapshot:
         metrics: dict[str, Mapping[str, Any]] = {}
         topologies: dict[str, Mapping[str, Any]] = {}
         cluster_objects = ClusterObjects()
-        sharer = Sharer()
         for obj in objects:
             kind = str(obj.get("kind", ""))
             group = _group(kind, str(obj.get("apiVersion", "")))
@@ -196,7 +196,7 @@ class Snapshot:
             if group == ("", "Node"):
                 nodes.append(parse_node(obj))
             elif group == ("", "Pod"):
-                pods.append(parse_pod(sharer.pod(obj)))
+                pods.append(parse_cluster_pod(obj))
             elif group == NODE_METRIC:
                 metrics[name] = obj
             elif group == NODE_RESOURCE_TOPOLOGY:
@@ -355,7 +355,7 @@ class Snapshot:
 
     def _set_object(
         self,
-        objects: dict[str, Mapping[str, Any]],
+        objects: MutableMapping[str, Mapping[str, Any]],
         name: str,
         obj: Mapping[str, Any] | None,
         kind: str,
@@ -514,7 +514,7 @@ class Snapshot:
 
     def _put_node_object(
         self,
-        objects: dict[str, Mapping[str, Any]],
+        objects: MutableMapping[str, Mapping[str, Any]],
         name: str,
         obj: Mapping[str, Any] | None,
         kind: str,
@@ -606,15 +606,13 @@ class Snapshot:
     def copy(self) -> Snapshot:
         """An independent snapshot in the same state, plugin extensions included.
 
-        Node and Pod objects and the raw NodeMetric / NRT objects are shared (never mutated);
+        Node and Pod objects and the packed NodeMetric / NRT objects are shared (never mutated);
         arrays, lists and plugin state are copied, so placements on the copy leave this one
         untouched (what-if comparisons start from one snapshot).
         """
         shared: dict[int, Any] = {id(node): node for node in self.nodes}
         for pods in (self.pending, self.unbound, *self.pods_on_node):
             shared.update((id(pod), pod) for pod in pods)
-        for obj in (*self.node_metrics.values(), *self.topologies.values()):
-            shared[id(obj)] = obj
         with gc_paused():
             duplicate: Snapshot = copy.deepcopy(self, shared)
         return duplicate

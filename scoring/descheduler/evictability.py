@@ -11,9 +11,6 @@ workload limits (they need state schedboard does not read).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from scoring.descheduler.args import LowNodeLoadArgs
 from scoring.descheduler.config import MigrationSettings
 from scoring.objects import Pod
@@ -30,11 +27,6 @@ SYSTEM_CRITICAL_PRIORITY = 2000000000
 
 def _owner_kinds(pod: Pod) -> list[str]:
     return [str(ref.get("kind")) for ref in pod.owner_references]
-
-
-def _volumes(pod: Pod) -> list[Mapping[str, Any]]:
-    spec = pod.raw.get("spec") or {}
-    return [v for v in spec.get("volumes") or () if isinstance(v, Mapping)]
 
 
 def evictor_reason(pod: Pod, migration: MigrationSettings) -> str | None:
@@ -76,7 +68,7 @@ def _constraint_reason(pod: Pod, migration: MigrationSettings) -> str | None:
             return "pod has system critical priority"
         if migration.priority_threshold is not None and priority >= migration.priority_threshold:
             return "pod has higher priority than specified priority class threshold"
-    volumes = _volumes(pod)
+    volumes = pod.volumes
     if not migration.evict_local_storage_pods and any(
         "emptyDir" in v or "hostPath" in v for v in volumes
     ):

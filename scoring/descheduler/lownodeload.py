@@ -34,7 +34,8 @@ from scoring.descheduler.config import MigrationSettings
 from scoring.descheduler.detector import Detector, bypassed, rounds_to_anomaly
 from scoring.descheduler.evictability import ANNOTATION_EVICTION_COST, filter_reason
 from scoring.descheduler.nodefit import fit_reasons, selector_mask
-from scoring.objects import Node, ObjectError, Pod
+from scoring.object_fields import ObjectError
+from scoring.objects import Node, Pod
 from scoring.plugins.loadaware import gojson
 from scoring.plugins.loadaware.estimator import ANNOTATION_RAW_ALLOCATABLE
 from scoring.plugins.loadaware.nodemetric import (
@@ -267,13 +268,7 @@ class _Pool:
 
 def ready_nodes(snapshot: Snapshot) -> list[Node]:
     """``nodeutil.ReadyNodes``: the Ready condition is True (a node without conditions is ready)."""
-    out = []
-    for node in snapshot.nodes:
-        conditions = (node.raw.get("status") or {}).get("conditions") or []
-        ready = [c for c in conditions if isinstance(c, Mapping) and c.get("type") == "Ready"]
-        if all(c.get("status") == "True" for c in ready):
-            out.append(node)
-    return out
+    return [node for node in snapshot.nodes if node.ready]
 
 
 def balance(
@@ -627,7 +622,7 @@ def pod_order(
 
 
 def _created(pod: Pod) -> str:
-    return str((pod.raw.get("metadata") or {}).get("creationTimestamp") or "")
+    return pod.creation_timestamp
 
 
 # -- evictions ----------------------------------------------------------------------------------

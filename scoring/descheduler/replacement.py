@@ -11,16 +11,14 @@ as they do until their Reservation is scheduled.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
 
 from scoring.descheduler.lownodeload import Eviction
 from scoring.engine import Engine
 from scoring.errors import InputError
-from scoring.objects import Pod, parse_pod
+from scoring.objects import Pod
 from scoring.snapshot import Snapshot
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -36,14 +34,10 @@ class Replacement:
 
 
 def reservation_pod(pod: Pod, source: str) -> Pod:
-    """The pod as its Reservation asks to be placed: unbound, never on ``source``."""
-    raw: dict[str, Any] = copy.deepcopy(dict(pod.raw))
-    spec = raw.setdefault("spec", {})
-    spec.pop("nodeName", None)
-    raw.pop("status", None)
-    affinity = spec.setdefault("affinity", {}) or {}
-    spec["affinity"] = affinity
-    node_affinity = affinity.setdefault("nodeAffinity", {}) or {}
+    """The pod as its Reservation asks to be placed: unbound, without status, never on
+    ``source``. (Made from the parsed pod: a snapshot does not keep bound pods' manifests.)"""
+    affinity = dict(pod.affinity)
+    node_affinity = dict(affinity.get("nodeAffinity") or {})
     affinity["nodeAffinity"] = node_affinity
     required = node_affinity.get(_REQUIRED) or {}
     terms = list(required.get("nodeSelectorTerms") or [{}])
@@ -54,7 +48,15 @@ def reservation_pod(pod: Pod, source: str) -> Pod:
         term["matchFields"] = [*(term.get("matchFields") or []), exclude]
         new_terms.append(term)
     node_affinity[_REQUIRED] = {**required, "nodeSelectorTerms": new_terms}
-    return parse_pod(raw)
+    return replace(
+        pod,
+        node_name="",
+        affinity=affinity,
+        phase="",
+        status_qos_class="",
+        status_conditions=None,
+        source=None,
+    )
 
 
 def place_evicted(

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scoring.columnar.values import Table, Values
+from scoring.containers import ContainerPort
 from scoring.framework import (
     SKIP,
     SUCCESS,
@@ -32,7 +33,7 @@ from scoring.framework import (
     error,
     unschedulable,
 )
-from scoring.objects import ContainerPort, Pod
+from scoring.objects import Pod
 from scoring.snapshot import POD_EVENT, BoolArray, IntArray, Snapshot, add_columns, keep_columns
 
 REASON = "node(s) didn't have free ports for the requested pod ports"

@@ -22,7 +22,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from scoring.objects import Container, Pod
+from scoring.containers import Container
+from scoring.objects import Pod
 
 ClassKey = tuple[Any, ...]
 
@@ -38,10 +39,9 @@ HASHED_POD_FIELDS = frozenset(
         "node_selector",  # NodeAffinity
         "affinity",  # NodeAffinity (the whole block, so pod (anti-)affinity is covered too)
         "tolerations",  # TaintToleration, NodeUnschedulable
-        "containers",  # requests, limits, host ports, restart policy, image: every resource
-        # plugin, and ImageLocality
-        "init_containers",  # same, including sidecars
-        "overhead",  # requests and limits
+        # containers, init containers (sidecars too) and overhead: requests, limits, host
+        # ports, restart policy, image: every resource plugin, and ImageLocality
+        "resources",
         "owner_references",  # DaemonSet or not (LimitAware, LoadAware); the controller (spreading)
         "status_qos_class",  # QoS class (NodeResourceTopologyMatch, Koordinator priority)
         "labels",  # all: PodTopologySpread self-match, matchLabelKeys, Service selection
@@ -54,7 +54,11 @@ IGNORED_POD_FIELDS = frozenset(
         "name",  # identity, differs per replica
         "uid",  # identity
         "phase",  # pending pods are all Pending
-        "raw",  # the manifest; its relevant parts are the fields above
+        "source",  # the manifest; its relevant parts are the fields above
+        "terminating",  # read of the pods already placed (spreading counts), not of this one
+        "creation_timestamp",  # the descheduler's eviction order
+        "volumes",  # the descheduler's evictability
+        "status_conditions",  # LoadAware reads them once the pod is placed (Reserve), not before
     }
 )
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from scoring.objects import Container, ContainerPort, Pod, parse_pod
+from scoring.containers import Container, ContainerPort
+from scoring.objects import Pod, parse_pod
 from scoring.simulation.equivalence import (
     HASHED_POD_FIELDS,
     IGNORED_POD_FIELDS,
@@ -66,7 +67,8 @@ def test_every_container_field_splits_the_class(field: str) -> None:
     """A new Container field fails here (no value above) until the class key covers it."""
     pod = parse_pod(replica())
     changed = dataclasses.replace(pod.containers[0], **{field: OTHER_CONTAINER_VALUES[field]})
-    assert equivalence_key(dataclasses.replace(pod, containers=(changed,))) != key(replica())
+    resources = dataclasses.replace(pod.resources, containers=(changed,))
+    assert equivalence_key(dataclasses.replace(pod, resources=resources)) != key(replica())
 
 
 def test_replicas_differing_only_in_identity_share_a_class() -> None:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scoring.durations import HOUR, MINUTE, SECOND
-from scoring.objects import ObjectError
+from scoring.object_fields import ObjectError
 from scoring.plugins.loadaware.nodemetric import (
     DEFAULT_REPORT_INTERVAL_NS,
     NodeMetrics,

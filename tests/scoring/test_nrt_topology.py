@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.objects import ObjectError
+from scoring.object_fields import ObjectError
 from scoring.plugins.nrt.topology import (
     DEFAULT_MAX_NUMA_NODES,
     LIMIT_NUMA_NODES,

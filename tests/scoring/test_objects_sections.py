@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from scoring.objects import ObjectError, parse_node, parse_pod
+from scoring.object_fields import ObjectError
+from scoring.objects import parse_node, parse_pod
 
 POD: dict[str, Any] = {
     "kind": "Pod",

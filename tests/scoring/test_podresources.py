@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.objects import ObjectError, parse_pod
+from scoring.object_fields import ObjectError
+from scoring.objects import parse_pod
 from tests.scoring.builders import make_container, make_pod
 
 

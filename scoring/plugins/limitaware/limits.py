@@ -21,7 +21,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from scoring.objects import Container, Pod
+from scoring.containers import Container
+from scoring.objects import Pod
 from scoring.plugins.noderesources import is_scalar_resource
 from scoring.podresources import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST, to_amounts
 from scoring.snapshot import BoolArray, IntArray, Snapshot, add_columns

@@ -55,17 +55,21 @@ ANNOTATION_SECONDS_AFTER_INITIALIZED = (
 ANNOTATION_RESERVE_POD = "scheduling.koordinator.sh/reserve-pod"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PodRecord:
-    """``podAssignInfo``: one cached pod."""
+    """``podAssignInfo``: one cached pod (one per bound pod: slotted)."""
 
     pod: Pod
-    metric_key: tuple[str, str]  # namespace/name, as podsMetric names pods
     estimate: Vector | None
     timestamp_ns: int
     deadline_ns: int | None
     prod: bool
     scheduled_condition: bool  # the timestamp came from PodScheduled (else: when the cache saw it)
+
+    @property
+    def metric_key(self) -> tuple[str, str]:
+        """namespace/name, as podsMetric names pods."""
+        return (self.pod.namespace, self.pod.name)
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,7 @@ def _annotation_seconds(pod: Pod, key: str) -> int:
 
 def _condition_ns(pod: Pod, kind: str) -> int | None:
     """The transition time of a ``True`` condition, None when absent, not True or zero."""
-    condition = pod.conditions.get(kind)
+    condition = pod.condition(kind)
     if condition is None or condition.status != "True" or condition.last_transition is None:
         return None
     stamp = time_ns(condition.last_transition)
@@ -159,7 +163,6 @@ class AssignCache:
         timestamp = scheduled if scheduled is not None else self.clock_ns
         return PodRecord(
             pod=pod,
-            metric_key=(pod.namespace, pod.name),
             estimate=estimate,
             timestamp_ns=timestamp,
             deadline_ns=self._deadline(pod, timestamp),

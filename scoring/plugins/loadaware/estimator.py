@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
 
 from scoring.objects import Node, Pod
 from scoring.plugins.loadaware import gojson
@@ -106,7 +105,7 @@ class Estimator:
         """``EstimatePod``: one estimate per scaling-factor key."""
         priority = priority_class(pod)
         custom = pod.annotations.get(ANNOTATION_SCALING_FACTORS) if self.allow_customize else None
-        key = (priority, _shape(pod), custom)
+        key = (priority, pod.resources, custom)  # replicas share their PodResources
         cached = self._memo.get(key)
         if cached is None:
             requests, limits = pod.requests, pod.limits
@@ -116,26 +115,6 @@ class Estimator:
             }
             self._memo[key] = cached
         return cached
-
-
-def _container_shape(container: Any) -> tuple[object, ...]:
-    resources = container.get("resources") or {}
-    return (
-        tuple((resources.get("requests") or {}).items()),
-        tuple((resources.get("limits") or {}).items()),
-        container.get("restartPolicy"),
-    )
-
-
-def _shape(pod: Pod) -> tuple[object, ...]:
-    """What ``PodRequests`` / ``PodLimits`` depend on, from the manifest: replicas share it, and
-    hashing its strings is far cheaper than summing quantities."""
-    spec = pod.raw.get("spec") or {}
-    return (
-        tuple(_container_shape(c) for c in spec.get("containers") or ()),
-        tuple(_container_shape(c) for c in spec.get("initContainers") or ()),
-        tuple((spec.get("overhead") or {}).items()),
-    )
 
 
 def node_allocatable(node: Node) -> dict[str, int] | None:

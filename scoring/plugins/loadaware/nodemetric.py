@@ -23,13 +23,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from sys import intern
 from typing import Any
 
 import numpy as np
 
 from scoring.durations import SECOND, DurationError, parse_duration
 from scoring.goint import wrap_int64
-from scoring.objects import ObjectError
+from scoring.object_fields import ObjectError
 from scoring.quantity import QuantityError, resource_amount
 from scoring.snapshot import BoolArray, IntArray, Snapshot, add_columns, keep_columns
 from scoring.timeutil import parse_time
@@ -267,7 +268,8 @@ class _Reader:
                 raise _Bad(f"status.podsMetric[{i}].podUsage{bad.path}", str(bad)) from None
             if not non_empty:
                 continue
-            key = (str(entry.get("namespace") or ""), str(entry.get("name") or ""))
+            # (interned, as Pods' names are: each pod's name is then held once)
+            key = (intern(str(entry.get("namespace") or "")), intern(str(entry.get("name") or "")))
             usages[key] = vector
             if entry.get("priority") == PROD_PRIORITY:
                 prod.add(key)

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from scoring.objects import Container, Pod
+from scoring.containers import Container
+from scoring.objects import Pod
 from scoring.podresources import to_amounts
 
 Amounts = Mapping[str, int]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scoring.goint import int64_or_none
-from scoring.objects import ObjectError
+from scoring.object_fields import ObjectError
 from scoring.quantity import QuantityError, resource_amount
 
 NONE = "none"

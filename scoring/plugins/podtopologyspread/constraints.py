@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from scoring.clusterobjects import ClusterObjects
-from scoring.objects import ObjectError, Pod
+from scoring.object_fields import ObjectError
+from scoring.objects import Pod
 from scoring.podselectors import (
     PodSelector,
     label_selector,
