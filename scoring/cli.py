@@ -23,7 +23,7 @@ from scoring.config.loader import check_configuration
 from scoring.config.targets import Target, parse_target
 from scoring.engine import Engine
 from scoring.errors import ConfigurationInvalid, InputError
-from scoring.loading import load_objects, load_single, read_text
+from scoring.loading import iter_objects, load_objects, load_single, read_text
 from scoring.objects import Pod, parse_pod
 from scoring.report import decision_table, simulation_table, validation_table
 from scoring.simulation.compare import simulation_report, what_if
@@ -101,7 +101,7 @@ def _load_config(path: str | None, target: Target | None = None) -> Engine:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     engine = _load_config(args.config, args.target)
-    snapshot = Snapshot.from_objects(load_objects(args.cluster))
+    snapshot = Snapshot.from_objects(iter_objects(args.cluster))
     pod = parse_pod(load_single(args.pod, "Pod"))
     decision = engine.evaluate(pod, snapshot, args.now)
     if args.format == "json":
@@ -143,7 +143,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.compare_config:
         compared = _load_compared(args.compare_config, args.target)
         configurations.append((args.compare_config, compared))
-    snapshot = Snapshot.from_objects(load_objects(args.cluster))
+    snapshot = Snapshot.from_objects(iter_objects(args.cluster))
     pods = _workload_pods(args.workload, args.seed, snapshot)
     now = args.now or clock_now()
     runs = what_if(snapshot, pods, now, configurations, use_cache=not args.no_cache)

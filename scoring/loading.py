@@ -15,7 +15,8 @@ from typing import Any
 import yaml
 
 from scoring.errors import InputError
-from scoring.inputs import load_json, load_yaml_all
+from scoring.inputs import InputLimitError, load_json, load_yaml_all
+from scoring.json_items import NotAList, json_items
 
 
 def read_text(path: str) -> str:
@@ -62,6 +63,25 @@ def load_objects(paths: Iterable[str]) -> list[Mapping[str, Any]]:
     for path in paths:
         objects.extend(flatten(parse_documents(read_text(path), path), path))
     return objects
+
+
+def iter_objects(paths: Iterable[str]) -> Iterator[Mapping[str, Any]]:
+    """Every object from every path, in order, as :func:`load_objects`; a JSON List's items
+    (what ``kubectl get -o json`` writes) are decoded one at a time, so a caller that keeps
+    less than the objects (a snapshot) never holds them all."""
+    for path in paths:
+        text = read_text(path)
+        try:
+            items = json_items(text)
+        except RecursionError:
+            raise InputLimitError(f"{path}: nested too deeply to read; refused") from None
+        except (NotAList, json.JSONDecodeError):
+            items = None  # read whole: YAML, a single object, or an error to report as usual
+        if items is None:
+            yield from flatten(parse_documents(text, path), path)
+        else:
+            del text
+            yield from flatten(items, path)
 
 
 def load_single(path: str, kind: str) -> Mapping[str, Any]:
