@@ -3,7 +3,7 @@
 Run outside the test suite:
     .venv/bin/python -m benchmarks.simulation [--nodes 5000] [--pods-per-node 10]
         [--deployments 100] [--replicas 100] [--nrt-nodes 250] [--order grouped|interleaved]
-        [--skip-uncached] [--per-plugin] [--disable PLUGIN ...] [--anti-affinity]
+        [--skip-uncached] [--per-plugin] [--disable PLUGIN ...] [--anti-affinity] [--cli]
 
 Builds a synthetic cluster (default 5,000 nodes, 50,000 bound pods, each node reporting the images
 it holds, see ``add_node_images``), expands the Deployments
@@ -13,7 +13,9 @@ cache, once without, each on its own copy of the snapshot. Both runs must make t
 decisions. Prints placements per second, the speed-up, cache statistics and the peak resident
 memory of the process (``getrusage``; it includes building the cluster and both copies).
 ``--per-plugin`` instead times each plugin on every node against the cache's answer (nothing
-changed, and one node changed), which decides where caching is worth it. Results and the machine
+changed, and one node changed), which decides where caching is worth it. ``--cli`` runs
+``python -m scoring simulate`` on the same cluster (one kubectl-style JSON List file), workload
+and profile in a child process instead, and prints its time and peak RSS. Results and the machine
 they were measured on: docs/benchmarks.md.
 """
 
@@ -21,14 +23,18 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import random
 import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -224,6 +230,59 @@ def profile(disabled: list[str]) -> dict[str, Any]:
     return config
 
 
+def run_cli(args: argparse.Namespace) -> None:
+    """``python -m scoring simulate`` on the same cluster and workload, written as files the
+    way kubectl writes them (one indented JSON List), in a child process: its wall time and
+    peak RSS are the command's own, without the generator's objects."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        objects = generate_cluster(
+            nodes=args.nodes,
+            pods_per_node=args.pods_per_node,
+            pending_pods=0,
+            nrt_nodes=args.nrt_nodes,
+            seed=1,
+            now=NOW,
+        )
+        add_node_images(objects, args)
+        cluster_doc = {"apiVersion": "v1", "items": objects, "kind": "List", "metadata": {}}
+        (folder / "cluster.json").write_text(json.dumps(cluster_doc, indent=4))
+        del objects, cluster_doc
+        deployments = generate_deployments(count=args.deployments, replicas=args.replicas, seed=1)
+        (folder / "workload.json").write_text(json.dumps(deployments))
+        (folder / "config.json").write_text(json.dumps(profile(args.disable)))
+        size = (folder / "cluster.json").stat().st_size / MIB
+        command = [
+            sys.executable, "-c", _REPORTING_PEAK, "simulate", "--format", "json",
+            "--cluster", str(folder / "cluster.json"), "--workload", str(folder / "workload.json"),
+            "--config", str(folder / "config.json"), "--now", NOW.isoformat(),
+        ]  # fmt: skip
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"simulate failed:\n{done.stderr}")
+    peak = int(done.stderr.strip().splitlines()[-1]) / 1024
+    placed = json.loads(done.stdout)["runs"][0]["placed"]
+    print(
+        f"cluster file {size:.0f} MiB; simulate took {seconds:.1f} s, placed {placed} pods, "
+        f"peak RSS {peak:.0f} MiB"
+    )
+
+
+# ``python -m scoring`` that then prints its peak RSS (VmHWM, KiB). getrusage would count the
+# pages the child shared with this process between fork and exec.
+_REPORTING_PEAK = """
+import sys
+from pathlib import Path
+from scoring.cli import main
+code = main(sys.argv[1:])
+status = Path("/proc/self/status").read_text().splitlines()
+print([line for line in status if line.startswith("VmHWM:")][0].split()[1], file=sys.stderr)
+sys.exit(code)
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=5000)
@@ -240,7 +299,13 @@ def main() -> None:
     parser.add_argument(
         "--disable", action="append", default=[], metavar="PLUGIN", help="leave a plugin out"
     )
+    parser.add_argument(
+        "--cli", action="store_true", help="run `python -m scoring simulate` on files instead"
+    )
     args = parser.parse_args()
+    if args.cli:
+        run_cli(args)
+        return
 
     snapshot = cluster(args)
     bound = sum(len(p) for p in snapshot.pods_on_node)

@@ -77,6 +77,7 @@ from scoring.errors import (
 from scoring.field_errors import required as required_field
 from scoring.goint import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, fits_int64
 from scoring.inputs import load_json, load_yaml
+from scoring.json_items import json_items as stream_json_items
 from scoring.k8s_names import is_dns1123_subdomain, is_label_key
 from scoring.loading import flatten, parse_documents
 from scoring.object_fields import ObjectError
@@ -248,6 +249,7 @@ __all__ = [
     "resource_amount",
     "run_summary",
     "sparse_document",
+    "stream_json_items",
     "swept_field",
     "target_from_image",
     "validate_configuration",

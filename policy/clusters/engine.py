@@ -23,7 +23,7 @@ import gc
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from policy.clusters.models import Cluster, ClusterSnapshot
@@ -109,15 +109,16 @@ def _build_after(stored: ClusterSnapshot) -> Snapshot:
     """Built from the stored objects. The hooks see them first, with the cluster's snapshot
     before it if held, which is then let go before the build: one state per cluster, never
     two at once."""
-    objects = materialize(stored)
     previous = _before(stored)
     held = _snapshots.get(snapshot_key(previous)) if previous is not None else None
-    if previous is not None and held is not None:
-        # The scheduler's informer drops finished pods: so does the state the hooks compare.
-        pods = [o for o in objects if _is_pod(o) and not _finished(o)]
-        _run_hooks(previous, stored, held, pods)
-        _snapshots.pop(snapshot_key(previous))
-        del held
+    if previous is None or held is None:
+        return _build(stored.iter_objects())  # no hook to show them: read one at a time
+    objects = materialize(stored)
+    # The scheduler's informer drops finished pods: so does the state the hooks compare.
+    pods = [o for o in objects if _is_pod(o) and not _finished(o)]
+    _run_hooks(previous, stored, held, pods)
+    _snapshots.pop(snapshot_key(previous))
+    del held
     return _build(objects)
 
 
@@ -129,7 +130,7 @@ def _finished(pod: Json) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
-def _build(objects: Sequence[Json]) -> Snapshot:
+def _build(objects: Iterable[Json]) -> Snapshot:
     """Built from a snapshot's objects."""
     # Reading 50,000 objects' JSON makes as many dicts: without the cyclic collector's passes
     # over them, 4x faster (5,000 nodes: 1.8 s -> 0.4 s).
