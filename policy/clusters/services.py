@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import reset_queries, transaction
 from django.utils import timezone
 
 from policy.clusters import snapshot_chains
@@ -54,10 +54,18 @@ def load_demo_cluster(
     NodeMetrics in the newest one are fresh.
     """
     now = now or timezone.now().replace(microsecond=0)
-    objects = generate_cluster(nodes=nodes, seed=seed, now=now)
     with transaction.atomic():
         cluster, _ = Cluster.objects.get_or_create(name=name, defaults={"kind": ClusterKind.DEMO})
-        return record_snapshot(cluster, objects, now)
+        pk = _record_generated(cluster, nodes, seed, now)
+    # (Read again: the one stored holds every generated object, which the views the commit
+    # prepares in this process on the embedded default should not find still held.)
+    return ClusterSnapshot.snapshots.summaries().get(pk=pk)
+
+
+def _record_generated(cluster: Cluster, nodes: int, seed: int, now: datetime) -> int:
+    pk = record_snapshot(cluster, generate_cluster(nodes=nodes, seed=seed, now=now), now).pk
+    reset_queries()  # with DEBUG, the query log would keep the INSERT: every object as SQL
+    return pk
 
 
 def prune_snapshots(keep: int | None = None, pinned: Collection[int] = ()) -> int:
