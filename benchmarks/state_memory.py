@@ -8,8 +8,8 @@ The demo cluster's objects (``generate_cluster``, as ``load_demo_cluster`` store
 encoded to JSON and decoded one by one while the snapshot is built, as an engine worker reads
 them from the database, so the input never counts. Then one pending pod is evaluated with the
 default profile plus LoadAwareScheduling, LimitAware and NodeResourceTopologyMatch, which
-builds every plugin's state. Printed: memory allocated by Python (``tracemalloc``) and the
-process's RSS, after the build and after the evaluation, and where the snapshot's memory goes.
+builds every plugin's state. Printed: memory allocated by Python (``tracemalloc``) after the
+build and after the evaluation, and the process's RSS.
 Results: docs/benchmarks.md.
 """
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import sys
 import tracemalloc
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,10 +32,10 @@ NOW = datetime(2026, 11, 28, tzinfo=UTC)
 MIB = 2**20
 
 
-def rss_mib() -> float:
-    """Resident set size now (Linux: /proc/self/status)."""
+def status_mib(field: str) -> float:
+    """A memory figure of this process (Linux: /proc/self/status, e.g. VmRSS, VmHWM)."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -53,28 +52,23 @@ def main() -> None:
     args = parser.parse_args()
     texts = [json.dumps(o) for o in generate_cluster(nodes=args.nodes, seed=args.seed, now=NOW)]
     engine = Engine(load_configuration(EXTENDED_PROFILE))
-    gc.collect()
-    rss_before = rss_mib()
     tracemalloc.start()
     start = traced_mib()
     snapshot = Snapshot.from_objects((json.loads(t) for t in texts), warn=lambda _: None)
     built = traced_mib()
-    rss_built = rss_mib()
-    pending = snapshot.pending[0]
-    engine.evaluate(pending, snapshot, NOW)
+    engine.evaluate(snapshot.pending[0], snapshot, NOW)
     evaluated = traced_mib()
-    rss_evaluated = rss_mib()
+    tracemalloc.stop()
     pods = sum(len(p) for p in snapshot.pods_on_node) + len(snapshot.pending)
     print(f"{len(snapshot)} nodes, {pods} pods, {len(snapshot.node_metrics)} NodeMetrics")
-    print(f"snapshot (tracemalloc)              {built - start:7.1f} MiB")
+    print(f"snapshot                            {built - start:7.1f} MiB")
     print(f"snapshot + every plugin's state     {evaluated - start:7.1f} MiB")
     print(f"  of which plugin state             {evaluated - built:7.1f} MiB")
+    rss, peak = status_mib("VmRSS"), status_mib("VmHWM")
     print(
-        f"RSS growth: build {rss_built - rss_before:.1f} MiB, total (tracing on) "
-        f"{rss_evaluated - rss_before:.1f} MiB"
+        f"process RSS {rss:.0f} MiB, peak {peak:.0f} MiB (the JSON texts and tracemalloc's own "
+        "records included)"
     )
-    packed = sum(sys.getsizeof(p.source) for pods_ in snapshot.pods_on_node for p in pods_)
-    print(f"  Pods' objects as packed JSON      {packed / MIB:7.1f} MiB")
 
 
 if __name__ == "__main__":
