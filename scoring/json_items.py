@@ -4,7 +4,8 @@
 about 300 MiB of dicts, more than the engine snapshot built from them; decoded one by one, each
 is dropped once the snapshot has read it. kubectl writes ``kind`` after ``items``, so a first
 pass finds where each item ends (decoding it, then dropping it) and reads the other members; the
-items are decoded again, one by one, only once the document is known to be a List.
+items are decoded again, one by one, only once the document is known to be a List. A file is
+read the same way a chunk at a time (:func:`file_items`), so its text is never held whole either.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TextIO
 
 _decoder = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -94,3 +95,118 @@ def _list_spans(text: str, at: int) -> list[Span]:
     if spans is None or not str(members.get("kind", "")).endswith("List"):
         raise NotAList
     return spans
+
+
+# -- files read in chunks -------------------------------------------------------------------------
+
+CHUNK = 1 << 22  # characters of a file read at a time
+
+
+class _Stream:
+    """A file's text read a chunk at a time, with a position; consumed text is dropped."""
+
+    def __init__(self, handle: TextIO) -> None:
+        self.handle = handle
+        self.text = ""
+        self.at = 0
+        self.eof = False
+
+    def _more(self) -> bool:
+        if self.eof:
+            return False
+        chunk = self.handle.read(CHUNK)
+        if not chunk:
+            self.eof = True
+            return False
+        self.text = self.text[self.at :] + chunk
+        self.at = 0
+        return True
+
+    def peek(self) -> str:
+        """The next character that is not white space ("" at the end)."""
+        while True:
+            self.at = _skip(self.text, self.at)
+            if self.at < len(self.text):
+                return self.text[self.at]
+            if not self._more():
+                return ""
+
+    def take(self, char: str) -> None:
+        if self.peek() != char:
+            raise json.JSONDecodeError(f"Expecting {char!r}", self.text, self.at)
+        self.at += 1
+
+    def value(self) -> Any:
+        """The next JSON value; one that ends where the text read so far ends may go on."""
+        self.peek()
+        while True:
+            try:
+                value, end = _decoder.raw_decode(self.text, self.at)
+            except json.JSONDecodeError:
+                if self._more():
+                    continue
+                raise
+            if end == len(self.text) and self._more():
+                continue
+            self.at = end
+            return value
+
+
+def _elements_of(stream: _Stream) -> Iterator[Any]:
+    stream.take("[")
+    if stream.peek() == "]":
+        stream.at += 1
+        return
+    while True:
+        yield stream.value()
+        if stream.peek() == "]":
+            stream.at += 1
+            return
+        stream.take(",")
+
+
+def _objects_of(stream: _Stream, members: dict[str, Any]) -> Iterator[Any]:
+    """The array's elements, or the ``items`` of the object (its other members into
+    ``members``; ``items`` there counts the arrays given for it)."""
+    if stream.peek() == "[":
+        members.update(kind="List", items=1)
+        yield from _elements_of(stream)
+    elif stream.peek() == "{":
+        stream.take("{")
+        while stream.peek() != "}":
+            key = stream.value()
+            if not isinstance(key, str):
+                raise json.JSONDecodeError("Expecting property name", stream.text, stream.at)
+            stream.take(":")
+            if key == "items" and stream.peek() == "[":
+                members["items"] = members.get("items", 0) + 1
+                yield from _elements_of(stream)
+            else:
+                value = stream.value()
+                members[key] = members.get(key, 0) + 2 if key == "items" else value
+            if stream.peek() != "}":
+                stream.take(",")
+        stream.take("}")
+    else:
+        raise NotAList
+    if stream.peek() != "":
+        raise json.JSONDecodeError("Extra data", stream.text, stream.at)
+
+
+def file_items(path: str) -> Iterator[Mapping[str, Any]]:
+    """:func:`json_items` of a file, read a chunk at a time: its text is never held whole,
+    for a second pass. The first pass, before this returns, checks that the file is a List
+    (kubectl writes ``kind`` after ``items``) and valid JSON; the items are decoded again, one
+    at a time, as the returned iterator is read."""
+    members: dict[str, Any] = {}
+    with open(path, encoding="utf-8") as handle:
+        for _ in _objects_of(_Stream(handle), members):
+            pass
+    if members.get("items") != 1 or not str(members.get("kind", "")).endswith("List"):
+        raise NotAList
+    return _items_of_file(path)
+
+
+def _items_of_file(path: str) -> Iterator[Mapping[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        yield from _objects_of(_Stream(handle), {})

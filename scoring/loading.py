@@ -16,7 +16,7 @@ import yaml
 
 from scoring.errors import InputError
 from scoring.inputs import InputLimitError, load_json, load_yaml_all
-from scoring.json_items import NotAList, json_items
+from scoring.json_items import NotAList, file_items, json_items
 
 
 def read_text(path: str) -> str:
@@ -67,21 +67,28 @@ def load_objects(paths: Iterable[str]) -> list[Mapping[str, Any]]:
 
 def iter_objects(paths: Iterable[str]) -> Iterator[Mapping[str, Any]]:
     """Every object from every path, in order, as :func:`load_objects`; a JSON List's items
-    (what ``kubectl get -o json`` writes) are decoded one at a time, so a caller that keeps
-    less than the objects (a snapshot) never holds them all."""
+    (what ``kubectl get -o json`` writes) are decoded one at a time, from a file read in
+    chunks, so a caller that keeps less than the objects (a snapshot) never holds them all, nor
+    the file's text."""
     for path in paths:
-        text = read_text(path)
-        try:
-            items = json_items(text)
-        except RecursionError:
-            raise InputLimitError(f"{path}: nested too deeply to read; refused") from None
-        except (NotAList, json.JSONDecodeError):
-            items = None  # read whole: YAML, a single object, or an error to report as usual
+        text = read_text(path) if path == "-" else None  # (standard input is read once)
+        items = _streamed(path, text)
         if items is None:
-            yield from flatten(parse_documents(text, path), path)
+            yield from flatten(parse_documents(text or read_text(path), path), path)
         else:
-            del text
             yield from flatten(items, path)
+
+
+def _streamed(path: str, text: str | None) -> Iterator[Mapping[str, Any]] | None:
+    """The items of the JSON List (or array) in ``text``, else at ``path``; None when it is
+    something else or cannot be read so (read whole, it is then read as YAML, or its error is
+    reported as usual)."""
+    try:
+        return json_items(text) if text is not None else file_items(path)
+    except RecursionError:
+        raise InputLimitError(f"{path}: nested too deeply to read; refused") from None
+    except (NotAList, json.JSONDecodeError, UnicodeDecodeError, OSError):
+        return None
 
 
 def load_single(path: str, kind: str) -> Mapping[str, Any]:

@@ -3,6 +3,7 @@ the file whole gives (``scoring.loading``)."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -69,3 +70,27 @@ def test_bad_files_are_reported_as_before(tmp_path: Path, text: str, message: st
     path.write_text(text)
     with pytest.raises(InputError, match=message):
         list(iter_objects([str(path)]))
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 64])
+def test_a_file_read_in_small_chunks_reads_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """Chunk ends fall inside strings, numbers, keys and white space."""
+    monkeypatch.setattr("scoring.json_items.CHUNK", chunk)
+    numbers = {"apiVersion": "v1", "kind": "Pod", "spec": {"priority": 1234567890123, "f": 1.5e3}}
+    for text in (
+        kubectl_list(POD, numbers, NODE),
+        json.dumps([numbers, POD]),
+        '{"kind": "List", "items": [{"kind": "Pod"}], "metadata": {"x": 123456789}}',
+    ):
+        path = tmp_path / "cluster.json"
+        path.write_text(text)
+        assert list(iter_objects([str(path)])) == load_objects([str(path)])
+
+
+def test_standard_input_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps({"kind": "Pod", "metadata": {}})))
+    assert list(iter_objects(["-"])) == [{"kind": "Pod", "metadata": {}}]
+    monkeypatch.setattr("sys.stdin", io.StringIO(kubectl_list(POD)))
+    assert list(iter_objects(["-"])) == [POD]
