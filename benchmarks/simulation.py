@@ -69,19 +69,21 @@ def timed(label: str, fn: Any) -> Any:
     return result
 
 
+def generated(args: argparse.Namespace) -> list[Any]:
+    """The synthetic cluster's objects."""
+    return generate_cluster(
+        nodes=args.nodes,
+        pods_per_node=args.pods_per_node,
+        pending_pods=0,
+        nrt_nodes=args.nrt_nodes,
+        seed=1,
+        now=NOW,
+    )
+
+
 def cluster(args: argparse.Namespace) -> Snapshot:
     """The synthetic cluster's snapshot (its objects are dropped once it is built)."""
-    objects = timed(
-        "generate the cluster",
-        lambda: generate_cluster(
-            nodes=args.nodes,
-            pods_per_node=args.pods_per_node,
-            pending_pods=0,
-            nrt_nodes=args.nrt_nodes,
-            seed=1,
-            now=NOW,
-        ),
-    )
+    objects = timed("generate the cluster", lambda: generated(args))
     timed("report images on the nodes", lambda: add_node_images(objects, args))
     snapshot: Snapshot = timed("build the snapshot", lambda: Snapshot.from_objects(objects))
     return snapshot
@@ -236,14 +238,7 @@ def run_cli(args: argparse.Namespace) -> None:
     peak RSS are the command's own, without the generator's objects."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        objects = generate_cluster(
-            nodes=args.nodes,
-            pods_per_node=args.pods_per_node,
-            pending_pods=0,
-            nrt_nodes=args.nrt_nodes,
-            seed=1,
-            now=NOW,
-        )
+        objects = generated(args)
         add_node_images(objects, args)
         cluster_doc = {"apiVersion": "v1", "items": objects, "kind": "List", "metadata": {}}
         (folder / "cluster.json").write_text(json.dumps(cluster_doc, indent=4))

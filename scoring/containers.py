@@ -78,8 +78,8 @@ def parse_container(
 
 @dataclass(eq=False)
 class PodResources:
-    """What a pod's resource rules read, with the values derived from them. Replicas share one
-    (:func:`_resources_of`): 40,000 pods of a 5,000-node cluster have a few thousand."""
+    """What a pod's resource rules read, with the values derived from them. Pods with equal
+    specs (a workload's replicas) share one (:func:`pod_resources`)."""
 
     containers: tuple[Container, ...]
     init_containers: tuple[Container, ...]
@@ -107,7 +107,8 @@ class PodResources:
         return tuple(p for c in (*sidecars, *self.containers) for p in c.ports)
 
 
-ContainerKey = tuple[str, str, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...], Any, bool]
+Amounts = tuple[tuple[str, int], ...]
+ContainerKey = tuple[str, str, Amounts, Amounts, tuple[ContainerPort, ...], bool]
 
 
 def _container_key(c: Container) -> ContainerKey:
@@ -130,7 +131,7 @@ def _container(key: ContainerKey) -> Container:
 def _resources_of(
     containers: tuple[ContainerKey, ...],
     init_containers: tuple[ContainerKey, ...],
-    overhead: tuple[tuple[str, int], ...],
+    overhead: Amounts,
 ) -> PodResources:
     """The one :class:`PodResources` of equal specs (bounded, so a long-running process does
     not keep every spec it ever saw)."""

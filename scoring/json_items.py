@@ -114,7 +114,9 @@ class _Stream:
     def _more(self) -> bool:
         if self.eof:
             return False
-        chunk = self.handle.read(CHUNK)
+        # At least what is held unread: a value longer than a chunk is decoded again only as
+        # often as its length doubles, not once per chunk.
+        chunk = self.handle.read(max(CHUNK, len(self.text) - self.at))
         if not chunk:
             self.eof = True
             return False
